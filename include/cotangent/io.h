@@ -1,0 +1,46 @@
+// Values in and out of files: JSON (numbers, booleans, nested arrays for tensors, arrays for
+// tuples; reals may also be the strings "inf", "-inf", "nan") and NumPy .npy files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cotangent/error.h"
+#include "cotangent/value.h"
+
+namespace cotangent {
+
+// The structure a value must have: a tensor of a dtype and rank, or a tuple. Shapes are not
+// part of it: they are checked against the function's size variables when it is called.
+struct ValueKind {
+  bool is_tuple = false;
+  DType dtype = DType::F64;
+  int rank = 0;
+  std::vector<ValueKind> elems;
+  std::string spelling;  // the declared type as written, e.g. "f64[n, m]", for messages
+};
+
+
+// Reads the arguments of a function from a JSON object with one entry per parameter.
+// `names` and `kinds` describe the parameters in order. Missing, extra or malformed entries are
+// errors naming the parameter and the position inside it (for example `x[1][2]`).
+Result<std::vector<Value>> arguments_from_json(std::string_view text, const std::string& file,
+                                               const std::vector<std::string>& names,
+                                               const std::vector<ValueKind>& kinds);
+
+// One value from parsed JSON text (used for single values and tests).
+Result<Value> value_from_json(std::string_view text, const std::string& file, const ValueKind& kind);
+
+// JSON text of a value: tensors as nested arrays, tuples as arrays, reals with 17 significant
+// digits, non-finite reals as "inf", "-inf", "nan".
+std::string value_to_json(const Value& v);
+
+// NumPy .npy (format 1.0-3.0; f64, f32, i64, bool; C order; little-endian). Reading converts
+// to the wanted dtype when it is exact to do so (f32 -> f64, i64 of an f64 param is an error).
+Result<Value> read_npy(const std::string& path, const ValueKind& kind);
+// Writes a tensor (not a tuple) as .npy; returns an error when the file cannot be written.
+Result<bool> write_npy(const std::string& path, const Value& v);
+
+}  // namespace cotangent

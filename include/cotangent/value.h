@@ -1,0 +1,77 @@
+// Values that cross the API: dense row-major tensors (rank 0 is a scalar) of f64, f32, i64 or
+// bool, and tuples of values. Copies are shallow: a tensor's storage is shared and immutable
+// once built (only the code that creates a tensor writes into it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cotangent {
+
+enum class DType : uint8_t { F64, F32, I64, Bool };
+const char* dtype_name(DType t);  // "f64", ...
+
+class Value {
+ public:
+  Value() = default;  // the f64 scalar 0
+  static Value f64(double x);
+  static Value f32(float x);
+  static Value i64(int64_t x);
+  static Value boolean(bool b);
+  // A tensor of zeros (false) with fresh storage.
+  static Value zeros(DType t, std::vector<int64_t> shape);
+  static Value tuple(std::vector<Value> elems);
+
+  bool is_tuple() const { return is_tuple_; }
+  bool is_scalar() const { return !is_tuple_ && shape_.empty(); }
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const;  // product of the shape (1 for a scalar)
+  const std::vector<Value>& elems() const { return elems_; }
+
+  // Scalar access (any rank-0 value of the matching type).
+  double as_f64() const;  // f64 or f32
+  int64_t as_i64() const;
+  bool as_bool() const;
+
+  // Element access for every rank (a scalar has one element). Writers are only for storage the
+  // caller has just created with zeros().
+  std::span<const double> f64_data() const;
+  std::span<const float> f32_data() const;
+  std::span<const int64_t> i64_data() const;
+  std::span<const uint8_t> bool_data() const;
+  std::span<double> f64_mut();
+  std::span<float> f32_mut();
+  std::span<int64_t> i64_mut();
+  std::span<uint8_t> bool_mut();
+
+  // Element k (flat, row-major) as a double (bools as 0/1), for any dtype.
+  double element_as_f64(int64_t k) const;
+
+  // "f64[2, 3]", "(f64, i64[4])".
+  std::string type_string() const;
+
+ private:
+  struct Storage {
+    std::vector<double> f64;
+    std::vector<float> f32;
+    std::vector<int64_t> i64;
+    std::vector<uint8_t> b;
+  };
+  bool is_tuple_ = false;
+  DType dtype_ = DType::F64;
+  std::vector<int64_t> shape_;
+  // Scalars are stored inline so that the interpreter does not allocate per scalar.
+  double sf64_ = 0;
+  float sf32_ = 0;
+  int64_t si64_ = 0;
+  uint8_t sbool_ = 0;
+  std::shared_ptr<Storage> storage_;  // tensors of rank >= 1
+  std::vector<Value> elems_;          // tuples
+};
+
+}  // namespace cotangent

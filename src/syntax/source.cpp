@@ -1,0 +1,43 @@
+#include "syntax/source.h"
+
+#include <algorithm>
+
+namespace cot {
+
+Span Span::cover(Span a, Span b) {
+  if (!a.valid()) return b;
+  if (!b.valid() || a.file != b.file) return a;
+  return Span{a.file, std::min(a.begin, b.begin), std::max(a.end, b.end)};
+}
+
+SourceFile::SourceFile(std::string n, std::string t) : name(std::move(n)), text(std::move(t)) {
+  line_starts.push_back(0);
+  for (uint32_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') line_starts.push_back(i + 1);
+  }
+}
+
+std::pair<int, int> SourceFile::line_col(uint32_t offset) const {
+  auto it = std::upper_bound(line_starts.begin(), line_starts.end(), offset);
+  int line = static_cast<int>(it - line_starts.begin());  // 1-based
+  int col = static_cast<int>(offset - line_starts[line - 1]) + 1;
+  return {line, col};
+}
+
+std::string_view SourceFile::line_text(int line) const {
+  if (line < 1 || static_cast<size_t>(line) > line_starts.size()) return {};
+  uint32_t b = line_starts[line - 1];
+  uint32_t e = static_cast<size_t>(line) < line_starts.size() ? line_starts[line] - 1
+                                                              : static_cast<uint32_t>(text.size());
+  std::string_view v(text);
+  v = v.substr(b, e - b);
+  if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
+  return v;
+}
+
+uint32_t SourceManager::add(std::string name, std::string text) {
+  files_.push_back(std::make_unique<SourceFile>(std::move(name), std::move(text)));
+  return static_cast<uint32_t>(files_.size());
+}
+
+}  // namespace cot
