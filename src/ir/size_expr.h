@@ -48,6 +48,17 @@ class SizeExpr {
   // Canonical spelling, valid as a size expression in source: "n - k + 1", "2 * n", "(n + 1) / 2".
   std::string to_string() const;
 
+  // Replaces size variables by size expressions (variables not in the map are kept); used to
+  // instantiate a callee's shapes at a call site. Implemented in size_expr_ops.cpp.
+  SizeExpr substitute(const std::map<std::string, SizeExpr>& by) const;
+  // The expression as `constant + sum coeff * var` when it is linear in bare size variables
+  // (no products of variables, no quotients); nullopt otherwise.
+  struct Linear {
+    int64_t constant = 0;
+    std::vector<std::pair<std::string, int64_t>> terms;
+  };
+  std::optional<Linear> as_linear() const;
+
  private:
   struct Quotient {
     std::shared_ptr<const SizeExpr> num, den;

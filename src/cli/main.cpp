@@ -1,0 +1,285 @@
+// The `cotangent` command-line tool. Built only on the public API (include/cotangent/).
+// Exit codes: 0 success; 1 an error in the program or its input; 2 wrong usage.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cotangent/cotangent.h"
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kError = 1;
+constexpr int kUsage = 2;
+
+const char* const kHelp = R"(cotangent: a compiler for differentiable tensor programs
+
+usage:
+  cotangent check FILE
+      Parse and check FILE. Prints nothing and exits 0 when the module is fine.
+  cotangent run FILE FN --input IN.json [--arg NAME=PATH.npy]... [--output OUT]
+                [--backend interp] [--max-iterations N]
+      Evaluate function FN. IN.json is an object with one entry per parameter
+      (numbers, booleans, nested arrays for tensors, arrays for tuples);
+      `--input -` reads standard input. `--arg NAME=PATH.npy` gives a tensor
+      parameter from a NumPy file instead. Prints {"result": VALUE}; with
+      --output writes it to OUT instead (a .npy path writes a tensor result).
+  cotangent print FILE FN
+      Print the Core IR of FN as source in the language.
+  cotangent cost FILE FN --input IN.json [--arg NAME=PATH.npy]...
+      Evaluate FN and print its operation counts under the cost model:
+      {"ops": N, "add": N, "mul": N, "call": N}.
+  cotangent help | --help | -h
+      Show this text.
+
+Exit codes: 0 success, 1 an error in the program or its input, 2 wrong usage.
+)";
+
+int usage(const std::string& message) {
+  std::cerr << "cotangent: " << message << "\n";
+  std::cerr << "run `cotangent --help` for usage\n";
+  return kUsage;
+}
+
+int report(const std::vector<cotangent::Error>& errors) {
+  std::cerr << cotangent::to_string(errors);
+  return kError;
+}
+
+struct Options {
+  std::vector<std::string> positional;
+  std::optional<std::string> input;
+  std::optional<std::string> output;
+  std::vector<std::pair<std::string, std::string>> npy_args;
+  std::string backend = "interp";
+  int64_t max_iterations = 0;
+};
+
+// Parses flags common to the subcommands; returns an error message for bad usage.
+std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      std::string prefix = std::string(flag) + "=";
+      if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
+      if (a == flag) {
+        if (i + 1 >= argc) return std::nullopt;
+        return std::string(argv[++i]);
+      }
+      return std::nullopt;
+    };
+    auto is = [&](const char* flag) {
+      return a == flag || a.rfind(std::string(flag) + "=", 0) == 0;
+    };
+    if (is("--input")) {
+      auto v = value("--input");
+      if (!v) return "--input needs a path (or - for standard input)";
+      o.input = *v;
+    } else if (is("--output")) {
+      auto v = value("--output");
+      if (!v) return "--output needs a path";
+      o.output = *v;
+    } else if (is("--arg")) {
+      auto v = value("--arg");
+      auto eq = v ? v->find('=') : std::string::npos;
+      if (!v || eq == std::string::npos || eq == 0) return "--arg needs NAME=PATH.npy";
+      o.npy_args.emplace_back(v->substr(0, eq), v->substr(eq + 1));
+    } else if (is("--backend")) {
+      auto v = value("--backend");
+      if (!v) return "--backend needs a name (interp)";
+      o.backend = *v;
+    } else if (is("--max-iterations")) {
+      auto v = value("--max-iterations");
+      char* end = nullptr;
+      long long n = v ? std::strtoll(v->c_str(), &end, 10) : -1;
+      if (!v || v->empty() || *end != '\0' || n < 0) {
+        return "--max-iterations needs a non-negative integer";
+      }
+      o.max_iterations = n;
+    } else if (a.size() > 1 && a[0] == '-' && a != "-") {
+      return "unknown option " + a;
+    } else {
+      o.positional.push_back(a);
+    }
+  }
+  if (o.backend != "interp") {
+    return "unknown backend `" + o.backend + "`; this version has the reference interpreter " +
+           "(--backend interp)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> read_text(const std::string& path, std::string* error) {
+  if (path == "-") {
+    std::string s((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    return s;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": error: cannot read the input file\n  help: check that it exists\n";
+    return std::nullopt;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Loads the module and the arguments of FN from --input and --arg.
+int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& module,
+         std::vector<cotangent::Value>& args) {
+  if (o.positional.size() != 2) {
+    return usage(std::string(cmd) + " needs FILE and FN, as in `cotangent " + cmd +
+                 " model.cot f --input in.json`");
+  }
+  auto m = cotangent::Module::from_file(o.positional[0]);
+  if (!m) return report(m.errors());
+  auto info = m.value().function(o.positional[1]);
+  if (!info) return report(info.errors());
+  const auto& params = info.value().params;
+  std::map<std::string, cotangent::Value> from_npy;
+  for (const auto& [name, path] : o.npy_args) {
+    auto it = std::find_if(params.begin(), params.end(),
+                           [&](const cotangent::ParamInfo& p) { return p.name == name; });
+    if (it == params.end()) {
+      return usage("--arg " + name + ": `" + o.positional[1] + "` has no parameter named `" +
+                   name + "`");
+    }
+    auto v = cotangent::read_npy(path, it->kind);
+    if (!v) return report(v.errors());
+    from_npy[name] = v.value();
+  }
+  std::vector<std::string> names;
+  std::vector<cotangent::ValueKind> kinds;
+  for (const auto& p : params) {
+    if (!from_npy.count(p.name)) {
+      names.push_back(p.name);
+      kinds.push_back(p.kind);
+    }
+  }
+  std::vector<cotangent::Value> from_json;
+  if (!names.empty() || o.input) {
+    if (!o.input) {
+      return usage(std::string(cmd) + " needs --input IN.json with the arguments of `" +
+                   o.positional[1] + "`");
+    }
+    std::string err;
+    auto text = read_text(*o.input, &err);
+    if (!text) {
+      std::cerr << err;
+      return kError;
+    }
+    auto parsed = cotangent::arguments_from_json(*text, *o.input == "-" ? "<stdin>" : *o.input,
+                                                 names, kinds);
+    if (!parsed) return report(parsed.errors());
+    from_json = std::move(parsed.value());
+  }
+  size_t k = 0;
+  for (const auto& p : params) {
+    auto it = from_npy.find(p.name);
+    args.push_back(it != from_npy.end() ? it->second : from_json.at(k++));
+  }
+  module.emplace(std::move(m.value()));
+  return kOk;
+}
+
+int cmd_check(const Options& o) {
+  if (o.positional.size() != 1) return usage("check needs exactly one FILE");
+  auto m = cotangent::Module::from_file(o.positional[0]);
+  if (!m) return report(m.errors());
+  return kOk;
+}
+
+int cmd_print(const Options& o) {
+  if (o.positional.size() != 2) return usage("print needs FILE and FN");
+  auto m = cotangent::Module::from_file(o.positional[0]);
+  if (!m) return report(m.errors());
+  auto text = m.value().print(o.positional[1]);
+  if (!text) return report(text.errors());
+  std::cout << text.value();
+  return kOk;
+}
+
+int write_output(const Options& o, const cotangent::Value& v, const std::string& json) {
+  if (!o.output) {
+    std::cout << json << "\n";
+    return kOk;
+  }
+  if (ends_with(*o.output, ".npy")) {
+    if (v.is_tuple()) {
+      std::cerr << *o.output << ": error: a tuple result cannot be written as .npy\n"
+                << "  help: write JSON instead (an --output path not ending in .npy)\n";
+      return kError;
+    }
+    auto r = cotangent::write_npy(*o.output, v);
+    if (!r) return report(r.errors());
+    return kOk;
+  }
+  std::ofstream out(*o.output, std::ios::binary);
+  if (!out || !(out << json << "\n")) {
+    std::cerr << *o.output << ": error: cannot write the output file\n";
+    return kError;
+  }
+  return kOk;
+}
+
+int cmd_run(const Options& o) {
+  std::optional<cotangent::Module> m;
+  std::vector<cotangent::Value> args;
+  if (int rc = load(o, "run", m, args); rc != kOk) return rc;
+  cotangent::EvalOptions eo;
+  eo.max_while_iterations = o.max_iterations;
+  auto r = m->evaluate(o.positional[1], args, eo);
+  if (!r) return report(r.errors());
+  return write_output(o, r.value(), "{\"result\": " + cotangent::value_to_json(r.value()) + "}");
+}
+
+int cmd_cost(const Options& o) {
+  std::optional<cotangent::Module> m;
+  std::vector<cotangent::Value> args;
+  if (int rc = load(o, "cost", m, args); rc != kOk) return rc;
+  cotangent::EvalOptions eo;
+  eo.max_while_iterations = o.max_iterations;
+  auto r = m->cost(o.positional[1], args, eo);
+  if (!r) return report(r.errors());
+  const auto& c = r.value();
+  std::cout << "{\"ops\": " << c.ops << ", \"add\": " << c.add << ", \"mul\": " << c.mul
+            << ", \"call\": " << c.call << "}\n";
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kHelp;
+    return kUsage;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    std::cout << kHelp;
+    return kOk;
+  }
+  if (cmd == "--version") {
+    std::cout << "cotangent 0.1.0\n";
+    return kOk;
+  }
+  Options o;
+  if (auto err = parse_options(argc, argv, o)) return usage(*err);
+  if (cmd == "check") return cmd_check(o);
+  if (cmd == "run") return cmd_run(o);
+  if (cmd == "print") return cmd_print(o);
+  if (cmd == "cost") return cmd_cost(o);
+  return usage("unknown command `" + cmd + "`");
+}
