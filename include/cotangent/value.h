@@ -21,7 +21,8 @@ class Value {
   static Value f32(float x);
   static Value i64(int64_t x);
   static Value boolean(bool b);
-  // A tensor of zeros (false) with fresh storage.
+  // A tensor of zeros (false) with fresh storage; rank 0 gives a scalar zero. The shape must
+  // pass checked_numel(); otherwise the value keeps the shape but has no elements.
   static Value zeros(DType t, std::vector<int64_t> shape);
   static Value tuple(std::vector<Value> elems);
 
@@ -30,7 +31,11 @@ class Value {
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
-  int64_t numel() const;  // product of the shape (1 for a scalar)
+  // Product of the shape (1 for a scalar; 0 for a tuple or a shape checked_numel rejects).
+  int64_t numel() const;
+  // The element count of a shape: false when a dimension is negative or the product overflows
+  // int64_t. Callers check shapes from outside with it before zeros().
+  static bool checked_numel(const std::vector<int64_t>& shape, int64_t* out);
   const std::vector<Value>& elems() const { return elems_; }
 
   // Scalar access (any rank-0 value of the matching type).

@@ -77,5 +77,8 @@ std::optional<int64_t> eval_prim_i64(Prim p, std::span<const int64_t> args, std:
 bool eval_prim_compare_f64(Prim p, double a, double b);
 bool eval_prim_compare_i64(Prim p, int64_t a, int64_t b);
 bool eval_prim_logic(Prim p, std::span<const bool> args);
+// `i64(x)` of a real: truncation toward zero; nullopt with `why` set for NaN, infinities and
+// values outside the i64 range, which would be undefined behaviour in C++.
+std::optional<int64_t> convert_real_to_i64(double x, std::string* why);
 
 }  // namespace cot

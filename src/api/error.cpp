@@ -1,0 +1,40 @@
+#include "cotangent/error.h"
+
+namespace cotangent {
+namespace {
+
+// The same layout as a rendered diagnostic, minus the source line that only the renderer has:
+//   file:line:col: error: message
+//     help: ...
+std::string format(const Error& e) {
+  std::string s;
+  if (!e.file.empty()) {
+    s += e.file;
+    if (e.line > 0) {
+      s += ":" + std::to_string(e.line);
+      if (e.column > 0) s += ":" + std::to_string(e.column);
+    }
+    s += ": ";
+  }
+  s += "error: " + e.message + "\n";
+  if (!e.help.empty()) s += "  help: " + e.help + "\n";
+  return s;
+}
+
+}  // namespace
+
+std::string to_string(const std::vector<Error>& errors) {
+  std::string out;
+  for (const Error& e : errors) {
+    if (e.rendered.empty()) {
+      out += format(e);
+    } else {
+      out += e.rendered;
+      // Keep one error per line run even if a renderer forgot the final newline.
+      if (out.back() != '\n') out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace cotangent

@@ -1,0 +1,391 @@
+// The primitive table (architecture.md §4): one constant entry per primitive, indexed by Prim.
+#include <math.h>  // lgamma_r, lgammaf_r: std::lgamma writes the global `signgam`
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <type_traits>
+
+#include "prims/prim.h"
+
+namespace cot {
+namespace {
+
+// Real evaluation, written once for f64 and f32. `args` holds `arity` operands.
+template <class T>
+struct Real {
+  static T add(const T* a) { return a[0] + a[1]; }
+  static T sub(const T* a) { return a[0] - a[1]; }
+  static T mul(const T* a) { return a[0] * a[1]; }
+  static T div(const T* a) { return a[0] / a[1]; }
+  static T neg(const T* a) { return -a[0]; }
+  static T pow(const T* a) { return std::pow(a[0], a[1]); }
+  static T exp(const T* a) { return std::exp(a[0]); }
+  static T log(const T* a) { return std::log(a[0]); }
+  static T sin(const T* a) { return std::sin(a[0]); }
+  static T cos(const T* a) { return std::cos(a[0]); }
+  static T tan(const T* a) { return std::tan(a[0]); }
+  static T tanh(const T* a) { return std::tanh(a[0]); }
+  static T sqrt(const T* a) { return std::sqrt(a[0]); }
+  static T abs(const T* a) { return std::fabs(a[0]); }
+  // 1 / (1 + exp(-x)) overflows exp for large negative x; use exp(x) / (1 + exp(x)) there.
+  static T sigmoid(const T* a) {
+    T x = a[0];
+    if (x >= 0) return T(1) / (T(1) + std::exp(-x));
+    T e = std::exp(x);
+    return e / (T(1) + e);
+  }
+  static T log1p(const T* a) { return std::log1p(a[0]); }
+  static T expm1(const T* a) { return std::expm1(a[0]); }
+  static T lgamma(const T* a) {
+    int sign;  // the reentrant variants keep evaluation free of global state
+    if constexpr (std::is_same_v<T, float>) {
+      return ::lgammaf_r(a[0], &sign);
+    } else {
+      return ::lgamma_r(a[0], &sign);
+    }
+  }
+  static T atan2(const T* a) { return std::atan2(a[0], a[1]); }  // atan2(y, x)
+  // NaN in, NaN out (unlike fmax); on ties the first operand, whose derivative is used.
+  static T max(const T* a) {
+    if (std::isnan(a[0]) || std::isnan(a[1])) return std::numeric_limits<T>::quiet_NaN();
+    return a[0] >= a[1] ? a[0] : a[1];
+  }
+  static T min(const T* a) {
+    if (std::isnan(a[0]) || std::isnan(a[1])) return std::numeric_limits<T>::quiet_NaN();
+    return a[0] <= a[1] ? a[0] : a[1];
+  }
+  static T identity(const T* a) { return a[0]; }
+};
+
+using D = Real<double>;
+using F = Real<float>;
+using S = Spelling;
+using R = TypeRule;
+using C = CostKind;
+
+constexpr size_t kNumPrims = static_cast<size_t>(Prim::kCount);
+
+// clang-format off
+constexpr std::array<PrimInfo, kNumPrims> kTable = {{
+  // prim, name, symbol, spelling, arity, type rule, allows i64, cost, f64, f32, note
+  {Prim::Add, "add", "+", S::Infix, 2, R::SameNumeric, true, C::Add, &D::add, &F::add, ""},
+  {Prim::Sub, "sub", "-", S::Infix, 2, R::SameNumeric, true, C::Add, &D::sub, &F::sub, ""},
+  {Prim::Mul, "mul", "*", S::Infix, 2, R::SameNumeric, true, C::Mul, &D::mul, &F::mul, ""},
+  {Prim::Div, "div", "/", S::Infix, 2, R::SameReal, false, C::Mul, &D::div, &F::div, ""},
+  // Negation is multiplication by -1 in papers/000's cost model.
+  {Prim::Neg, "neg", "-", S::Prefix, 1, R::SameNumeric, true, C::Mul, &D::neg, &F::neg, ""},
+  {Prim::Pow, "pow", "pow", S::Function, 2, R::SameReal, false, C::Call, &D::pow, &F::pow,
+   "pow(x, y) at x = 0: the y-derivative x^y * log(x) is taken as 0"},
+  {Prim::FloorDiv, "floordiv", "//", S::Infix, 2, R::IntOnly, true, C::Free, nullptr, nullptr, ""},
+  {Prim::Mod, "mod", "%", S::Infix, 2, R::IntOnly, true, C::Free, nullptr, nullptr, ""},
+  {Prim::ExactDiv, "exactdiv", "/", S::Infix, 2, R::IntOnly, true, C::Free, nullptr, nullptr, ""},
+  {Prim::Exp, "exp", "exp", S::Function, 1, R::SameReal, false, C::Call, &D::exp, &F::exp, ""},
+  {Prim::Log, "log", "log", S::Function, 1, R::SameReal, false, C::Call, &D::log, &F::log,
+   "log'(0) = +inf (1 / x)"},
+  {Prim::Sin, "sin", "sin", S::Function, 1, R::SameReal, false, C::Call, &D::sin, &F::sin, ""},
+  {Prim::Cos, "cos", "cos", S::Function, 1, R::SameReal, false, C::Call, &D::cos, &F::cos, ""},
+  {Prim::Tan, "tan", "tan", S::Function, 1, R::SameReal, false, C::Call, &D::tan, &F::tan, ""},
+  {Prim::Tanh, "tanh", "tanh", S::Function, 1, R::SameReal, false, C::Call, &D::tanh, &F::tanh, ""},
+  {Prim::Sqrt, "sqrt", "sqrt", S::Function, 1, R::SameReal, false, C::Call, &D::sqrt, &F::sqrt,
+   "sqrt'(0) = +inf (1 / (2 * sqrt(x)))"},
+  {Prim::Abs, "abs", "abs", S::Function, 1, R::SameNumeric, true, C::Call, &D::abs, &F::abs,
+   "abs'(0) = 0 (the sign convention: d|x| = sign(x) dx with sign(0) = 0)"},
+  {Prim::Sigmoid, "sigmoid", "sigmoid", S::Function, 1, R::SameReal, false, C::Call, &D::sigmoid,
+   &F::sigmoid, ""},
+  {Prim::Log1p, "log1p", "log1p", S::Function, 1, R::SameReal, false, C::Call, &D::log1p,
+   &F::log1p, "log1p'(-1) = +inf (1 / (1 + x))"},
+  {Prim::Expm1, "expm1", "expm1", S::Function, 1, R::SameReal, false, C::Call, &D::expm1,
+   &F::expm1, ""},
+  {Prim::Lgamma, "lgamma", "lgamma", S::Function, 1, R::SameReal, false, C::Call, &D::lgamma,
+   &F::lgamma, "at the poles (0, -1, -2, ...) the derivative digamma(x) is infinite or NaN"},
+  {Prim::Atan2, "atan2", "atan2", S::Function, 2, R::SameReal, false, C::Call, &D::atan2,
+   &F::atan2, "atan2(y, x) at (0, 0): derivative 0 in both operands"},
+  {Prim::Max, "max", "max", S::Function, 2, R::SameNumeric, true, C::Call, &D::max, &F::max,
+   "max(a, b) on ties (a == b): the derivative of the first operand, da"},
+  {Prim::Min, "min", "min", S::Function, 2, R::SameNumeric, true, C::Call, &D::min, &F::min,
+   "min(a, b) on ties (a == b): the derivative of the first operand, da"},
+  {Prim::Lt, "lt", "<", S::Infix, 2, R::Compare, true, C::Free, nullptr, nullptr,
+   "comparisons have zero derivative"},
+  {Prim::Le, "le", "<=", S::Infix, 2, R::Compare, true, C::Free, nullptr, nullptr,
+   "comparisons have zero derivative"},
+  {Prim::Gt, "gt", ">", S::Infix, 2, R::Compare, true, C::Free, nullptr, nullptr,
+   "comparisons have zero derivative"},
+  {Prim::Ge, "ge", ">=", S::Infix, 2, R::Compare, true, C::Free, nullptr, nullptr,
+   "comparisons have zero derivative"},
+  {Prim::Eq, "eq", "==", S::Infix, 2, R::Compare, true, C::Free, nullptr, nullptr,
+   "comparisons have zero derivative"},
+  {Prim::Ne, "ne", "!=", S::Infix, 2, R::Compare, true, C::Free, nullptr, nullptr,
+   "comparisons have zero derivative"},
+  {Prim::And, "and", "&&", S::Infix, 2, R::Logic, false, C::Free, nullptr, nullptr, ""},
+  {Prim::Or, "or", "||", S::Infix, 2, R::Logic, false, C::Free, nullptr, nullptr, ""},
+  {Prim::Not, "not", "!", S::Prefix, 1, R::Logic, false, C::Free, nullptr, nullptr, ""},
+  {Prim::Select, "select", "select", S::Function, 3, R::Select, true, C::Free, nullptr, nullptr,
+   "select(c, a, b): no derivative with respect to c"},
+  {Prim::ToF64, "f64", "f64", S::Function, 1, R::ConvertF64, true, C::Free, nullptr, nullptr,
+   "f64(x): derivative 1 from a real operand; i64 and bool operands have none"},
+  {Prim::ToF32, "f32", "f32", S::Function, 1, R::ConvertF32, true, C::Free, nullptr, nullptr,
+   "f32(x): derivative 1 from a real operand; i64 and bool operands have none"},
+  {Prim::ToI64, "i64", "i64", S::Function, 1, R::ConvertI64, true, C::Free, nullptr, nullptr,
+   "i64(x) is not differentiable: zero derivative"},
+  {Prim::StopGradient, "stop_gradient", "stop_gradient", S::Function, 1, R::SameAny, true, C::Free,
+   &D::identity, &F::identity, "stop_gradient(x): zero derivative by definition"},
+}};
+// clang-format on
+
+// The table is indexed by Prim: catch a reordered or missing entry at compile time.
+constexpr bool table_in_order() {
+  for (size_t i = 0; i < kNumPrims; ++i) {
+    if (static_cast<size_t>(kTable[i].prim) != i) return false;
+  }
+  return true;
+}
+static_assert(table_in_order(), "kTable must list every primitive in Prim order");
+
+std::string quoted(const PrimInfo& info) {
+  return "`" + std::string(info.symbol) + "`";
+}
+
+bool fail(std::string* why, std::string msg) {
+  if (why) *why = std::move(msg);
+  return false;
+}
+
+std::string found(std::span<const Scalar> ops) {
+  std::string s;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i > 0) s += i + 1 == ops.size() ? " and " : ", ";
+    s += to_string(ops[i]);
+  }
+  return s;
+}
+
+// Every operand has one type; reports the first pair that differs.
+bool all_same(const PrimInfo& info, std::span<const Scalar> ops, std::string* why) {
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (ops[i] != ops[0]) {
+      return fail(why, "operands of " + quoted(info) + " have different types " +
+                           to_string(ops[0]) + " and " + to_string(ops[i]));
+    }
+  }
+  return true;
+}
+
+std::optional<int64_t> int_fail(std::string* why, std::string msg) {
+  if (why) *why = std::move(msg);
+  return std::nullopt;
+}
+
+}  // namespace
+
+const PrimInfo& prim_info(Prim p) {
+  return kTable[static_cast<size_t>(p)];
+}
+
+std::optional<Prim> prim_by_name(std::string_view name) {
+  for (const PrimInfo& info : kTable) {
+    if (info.spelling == Spelling::Function && info.name == name) return info.prim;
+  }
+  return std::nullopt;
+}
+
+std::optional<Scalar> prim_result_type(Prim p, std::span<const Scalar> ops, std::string* why) {
+  const PrimInfo& info = prim_info(p);
+  if (static_cast<int>(ops.size()) != info.arity) {
+    fail(why, quoted(info) + " takes " + std::to_string(info.arity) +
+                  (info.arity == 1 ? " argument" : " arguments") + ", found " +
+                  std::to_string(ops.size()));
+    return std::nullopt;
+  }
+  switch (info.type_rule) {
+    case TypeRule::SameNumeric:
+    case TypeRule::SameReal: {
+      if (!all_same(info, ops, why)) return std::nullopt;
+      Scalar t = ops[0];
+      bool ints = info.type_rule == TypeRule::SameNumeric && info.allows_int;
+      if (is_real(t) || (ints && t == Scalar::I64)) return t;
+      std::string what = ints ? "numeric (f64, f32 or i64) " : "real (f64 or f32) ";
+      std::string noun = info.spelling == Spelling::Function ? "argument" : "operand";
+      fail(why, quoted(info) + " needs " +
+                    (info.arity == 1 ? "a " + what + noun : what + noun + "s") + ", found " +
+                    to_string(t));
+      return std::nullopt;
+    }
+    case TypeRule::IntOnly:
+      if (ops[0] != Scalar::I64 || ops[1] != Scalar::I64) {
+        fail(why, quoted(info) + " needs i64 operands, found " + found(ops));
+        return std::nullopt;
+      }
+      return Scalar::I64;
+    case TypeRule::Compare: {
+      if (!all_same(info, ops, why)) return std::nullopt;
+      bool eq = p == Prim::Eq || p == Prim::Ne;
+      if (ops[0] == Scalar::Bool && !eq) {
+        fail(why, quoted(info) +
+                      " compares numbers (f64, f32 or i64), found bool; only `==` and "
+                      "`!=` compare bool values");
+        return std::nullopt;
+      }
+      return Scalar::Bool;
+    }
+    case TypeRule::Logic:
+      for (Scalar t : ops) {
+        if (t != Scalar::Bool) {
+          fail(why, quoted(info) + " needs bool " + (info.arity == 1 ? "operand" : "operands") +
+                        ", found " + found(ops));
+          return std::nullopt;
+        }
+      }
+      return Scalar::Bool;
+    case TypeRule::Select:
+      if (ops[0] != Scalar::Bool) {
+        fail(why,
+             std::string("the condition of `select` must be bool, found ") + to_string(ops[0]));
+        return std::nullopt;
+      }
+      if (ops[1] != ops[2]) {
+        fail(why, std::string("branches of `select` have different types ") + to_string(ops[1]) +
+                      " and " + to_string(ops[2]));
+        return std::nullopt;
+      }
+      return ops[1];
+    case TypeRule::ConvertF64:
+      return Scalar::F64;
+    case TypeRule::ConvertF32:
+      return Scalar::F32;
+    case TypeRule::ConvertI64:
+      return Scalar::I64;
+    case TypeRule::SameAny:
+      return ops[0];
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> eval_prim_i64(Prim p, std::span<const int64_t> args, std::string* why) {
+  const PrimInfo& info = prim_info(p);
+  if (static_cast<int>(args.size()) != info.arity) {
+    return int_fail(why, quoted(info) + " takes " + std::to_string(info.arity) + " operands");
+  }
+  const std::string overflow = "integer overflow in " + quoted(info);
+  int64_t r = 0;
+  switch (p) {
+    case Prim::Add:
+      if (__builtin_add_overflow(args[0], args[1], &r)) return int_fail(why, overflow);
+      return r;
+    case Prim::Sub:
+      if (__builtin_sub_overflow(args[0], args[1], &r)) return int_fail(why, overflow);
+      return r;
+    case Prim::Mul:
+      if (__builtin_mul_overflow(args[0], args[1], &r)) return int_fail(why, overflow);
+      return r;
+    case Prim::Neg:
+      if (__builtin_sub_overflow(int64_t{0}, args[0], &r)) return int_fail(why, overflow);
+      return r;
+    case Prim::Abs:
+      if (args[0] >= 0) return args[0];
+      if (__builtin_sub_overflow(int64_t{0}, args[0], &r)) return int_fail(why, overflow);
+      return r;
+    case Prim::Max:
+      return args[0] >= args[1] ? args[0] : args[1];
+    case Prim::Min:
+      return args[0] <= args[1] ? args[0] : args[1];
+    case Prim::FloorDiv:
+    case Prim::Mod:
+    case Prim::ExactDiv: {
+      const int64_t a = args[0], b = args[1];
+      if (b == 0) return int_fail(why, "integer division by zero");
+      if (b == -1) {  // a / -1 overflows for INT64_MIN; a % -1 is 0 but UB in C++
+        if (p == Prim::Mod) return 0;
+        if (a == INT64_MIN) return int_fail(why, overflow);
+        return -a;
+      }
+      int64_t q = a / b, m = a % b;
+      if (p == Prim::ExactDiv) {
+        if (m != 0) {
+          return int_fail(why, "`/` on integers must divide exactly: " + std::to_string(a) + " / " +
+                                   std::to_string(b) + "; use `//` for floor division");
+        }
+        return q;
+      }
+      // C++ truncates toward zero; floor division and a modulus with the divisor's sign
+      // (Python's semantics) adjust when the signs differ and the division is inexact.
+      bool adjust = m != 0 && ((m < 0) != (b < 0));
+      if (p == Prim::FloorDiv) return adjust ? q - 1 : q;
+      return adjust ? m + b : m;
+    }
+    case Prim::Select:  // the condition as 0/1
+      return args[0] != 0 ? args[1] : args[2];
+    case Prim::ToI64:  // from i64 (or bool as 0/1)
+    case Prim::StopGradient:
+      return args[0];
+    default:
+      return int_fail(why, quoted(info) + " is not an integer operation");
+  }
+}
+
+bool eval_prim_compare_f64(Prim p, double a, double b) {
+  switch (p) {
+    case Prim::Lt:
+      return a < b;
+    case Prim::Le:
+      return a <= b;
+    case Prim::Gt:
+      return a > b;
+    case Prim::Ge:
+      return a >= b;
+    case Prim::Eq:
+      return a == b;
+    case Prim::Ne:
+      return a != b;
+    default:
+      return false;
+  }
+}
+
+bool eval_prim_compare_i64(Prim p, int64_t a, int64_t b) {
+  switch (p) {
+    case Prim::Lt:
+      return a < b;
+    case Prim::Le:
+      return a <= b;
+    case Prim::Gt:
+      return a > b;
+    case Prim::Ge:
+      return a >= b;
+    case Prim::Eq:
+      return a == b;
+    case Prim::Ne:
+      return a != b;
+    default:
+      return false;
+  }
+}
+
+bool eval_prim_logic(Prim p, std::span<const bool> args) {
+  switch (p) {
+    case Prim::And:
+      return args[0] && args[1];
+    case Prim::Or:
+      return args[0] || args[1];
+    case Prim::Not:
+      return !args[0];
+    default:
+      return false;
+  }
+}
+
+std::optional<int64_t> convert_real_to_i64(double x, std::string* why) {
+  // [-2^63, 2^63) is exactly the range whose truncation fits; NaN fails both comparisons.
+  if (x >= -0x1p63 && x < 0x1p63) return static_cast<int64_t>(x);
+  std::string what = std::isnan(x) ? "NaN" : std::isinf(x) ? (x > 0 ? "inf" : "-inf") : "";
+  if (what.empty()) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", x);
+    what = buf;
+    return int_fail(why, "`i64` of " + what + " is out of the i64 range");
+  }
+  return int_fail(why, "`i64` of " + what + " has no integer value");
+}
+
+}  // namespace cot
