@@ -91,7 +91,8 @@ constexpr std::array<PrimInfo, kNumPrims> kTable = {{
   {Prim::Sqrt, "sqrt", "sqrt", S::Function, 1, R::SameReal, false, C::Call, &D::sqrt, &F::sqrt,
    "sqrt'(0) = +inf (1 / (2 * sqrt(x)))"},
   {Prim::Abs, "abs", "abs", S::Function, 1, R::SameNumeric, true, C::Call, &D::abs, &F::abs,
-   "abs'(0) = 0 (the sign convention: d|x| = sign(x) dx with sign(0) = 0)"},
+   "abs'(0) = 1: abs(x) is max(x, -x), and at a tie the first operand's derivative is used "
+   "(language.md §6)"},
   {Prim::Sigmoid, "sigmoid", "sigmoid", S::Function, 1, R::SameReal, false, C::Call, &D::sigmoid,
    &F::sigmoid, ""},
   {Prim::Log1p, "log1p", "log1p", S::Function, 1, R::SameReal, false, C::Call, &D::log1p,
