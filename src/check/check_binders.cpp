@@ -27,6 +27,7 @@ FunctionChecker::BinderScope FunctionChecker::open_binders(const std::vector<ast
           diags_.error(b.extent->span, "the extent of `" + b.name + "` is negative");
         }
         iv.extent = *s;
+        rec.extent = *s;
       } else {
         // Report type errors in the expression itself first.
         Val v = expr(*b.extent);
@@ -42,6 +43,7 @@ FunctionChecker::BinderScope FunctionChecker::open_binders(const std::vector<ast
     }
     binders_.push_back(std::move(rec));
     scope.records.push_back(static_cast<int>(binders_.size() - 1));
+    binder_of_var_[iv.var] = scope.records.back();
     scope.ivars.push_back(std::move(iv));
   }
   push_scope();
@@ -53,20 +55,31 @@ FunctionChecker::BinderScope FunctionChecker::open_binders(const std::vector<ast
   return scope;
 }
 
-bool FunctionChecker::close_binders(BinderScope& scope, const std::vector<ast::Binder>& bs) {
+void FunctionChecker::note_index_equalities(const Pred& p) {
+  if (p.kind == Pred::Kind::And) {
+    for (const auto& k : p.kids) note_index_equalities(k);
+    return;
+  }
+  if (p.kind != Pred::Kind::Eq0 || p.expr.constant_term() != 0 || p.expr.terms().size() != 2) {
+    return;
+  }
+  const auto& [a, ca] = p.expr.terms()[0];
+  const auto& [b, cb] = p.expr.terms()[1];
+  if (ca != -cb || (ca != 1 && ca != -1)) return;
+  auto ra = binder_of_var_.find(a), rb = binder_of_var_.find(b);
+  if (ra == binder_of_var_.end() || rb == binder_of_var_.end()) return;
+  binders_[static_cast<size_t>(ra->second)].equal_to.push_back(rb->second);
+  binders_[static_cast<size_t>(rb->second)].equal_to.push_back(ra->second);
+}
+
+bool FunctionChecker::close_binders(BinderScope& scope, const std::vector<ast::Binder>& bs,
+                                    bool body_ok) {
   pop_scope();
   bool ok = true;
+  // First from whole-index uses.
   for (size_t k = 0; k < bs.size(); ++k) {
     BinderRecord& rec = binders_[static_cast<size_t>(scope.records[k])];
-    if (rec.explicit_extent) continue;
-    if (rec.uses.empty()) {
-      diags_.error(rec.span,
-                   "cannot infer the extent of `" + rec.name +
-                       "`: it is not used as a whole index of a tensor",
-                   std::string(kExtentHelpPrefix) + rec.name + ": n`");
-      ok = false;
-      continue;
-    }
+    if (rec.explicit_extent || rec.uses.empty()) continue;
     const auto& [first, first_span, first_desc] = rec.uses.front();
     bool agree = true;
     for (const auto& [ext, use_span, desc] : rec.uses) {
@@ -77,16 +90,43 @@ bool FunctionChecker::close_binders(BinderScope& scope, const std::vector<ast::B
                      std::string(kExtentHelpPrefix) + rec.name + ": " + first.to_string() + "`",
                      {}};
         d.notes.emplace_back(use_span, "this use gives " + ext.to_string());
-        diags_.add(std::move(d));
+        if (body_ok) diags_.add(std::move(d));
         agree = false;
+        ok = false;
         break;
       }
     }
-    if (!agree) {
-      ok = false;
+    if (agree) rec.extent = first;
+  }
+  // Then through equalities with index variables whose extent is known.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t k = 0; k < bs.size(); ++k) {
+      BinderRecord& rec = binders_[static_cast<size_t>(scope.records[k])];
+      if (rec.extent) continue;
+      for (int other : rec.equal_to) {
+        if (const auto& e = binders_[static_cast<size_t>(other)].extent) {
+          rec.extent = *e;
+          progress = true;
+          break;
+        }
+      }
+    }
+  }
+  for (size_t k = 0; k < bs.size(); ++k) {
+    BinderRecord& rec = binders_[static_cast<size_t>(scope.records[k])];
+    if (rec.extent) {
+      scope.ivars[k].extent = *rec.extent;
       continue;
     }
-    scope.ivars[k].extent = first;
+    if (!rec.uses.empty()) continue;  // ambiguous: reported above
+    if (body_ok) {
+      diags_.error(rec.span,
+                   "cannot infer the extent of `" + rec.name +
+                       "`: it is not used as a whole index of a tensor",
+                   std::string(kExtentHelpPrefix) + rec.name + ": n`");
+    }
+    ok = false;
   }
   return ok;
 }
@@ -105,7 +145,7 @@ Val FunctionChecker::gen(const ast::For& f, Span span) {
     }
     if (v.ok) blocks_.back()->results = {v.atom};
   });
-  bool ok = close_binders(scope, f.binders);
+  bool ok = close_binders(scope, f.binders, v.ok);
   if (!v.ok || !ok) return Val::error(span);
   std::vector<SizeExpr> shape;
   for (const auto& iv : scope.ivars) shape.push_back(iv.extent);
@@ -127,7 +167,7 @@ Val FunctionChecker::reduce(const ast::Reduce& r, Span span) {
     }
     if (v.ok) blocks_.back()->results = {v.atom};
   });
-  bool ok = close_binders(scope, r.binders);
+  bool ok = close_binders(scope, r.binders, v.ok);
   if (!v.ok || !ok) return Val::error(span);
   return var_val(emit(ir::ReduceOp{r.kind, std::move(scope.ivars), std::move(body)}, v.type, span),
                  span);
@@ -181,7 +221,7 @@ Val FunctionChecker::accum(const ast::Accum& a, Span span) {
     results.push_back(value.atom);
     blocks_.back()->results = std::move(results);
   });
-  ok = close_binders(scope, a.binders) && ok;
+  ok = close_binders(scope, a.binders, ok) && ok;
   if (!ok) return Val::error(span);
   std::vector<SizeExpr> full = shape;
   full.insert(full.end(), value.type.shape.begin(), value.type.shape.end());

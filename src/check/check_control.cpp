@@ -103,6 +103,7 @@ Val FunctionChecker::guarded(const std::vector<const ast::Expr*>& conjuncts, siz
 
 Val FunctionChecker::make_guard(const Pred& pred, const std::function<Val()>& body, Span span) {
   if (pred.kind == Pred::Kind::True) return body();
+  note_index_equalities(pred);
   Val v;
   std::vector<Type> types;
   ir::Block blk = in_block([&] {

@@ -89,7 +89,12 @@ class FunctionChecker {
     std::vector<int> records;
   };
   BinderScope open_binders(const std::vector<ast::Binder>& binders);
-  bool close_binders(BinderScope& scope, const std::vector<ast::Binder>& binders);
+  // Resolves inferred extents; reports failures only when the body itself checked (`body_ok`).
+  bool close_binders(BinderScope& scope, const std::vector<ast::Binder>& binders, bool body_ok);
+  // Records `i == j` equalities between index variables in a guard's predicate, so that a
+  // binder with no whole-index use takes the extent of the one it is equated to
+  // (`for i, j. [i == j] * x[i]`).
+  void note_index_equalities(const Pred& p);
 
   // ---- control and guards (check_control.cpp)
   Val iverson_product(const ast::Binary& b, Span span);
@@ -120,8 +125,11 @@ class FunctionChecker {
     bool explicit_extent = false;
     // (extent, span of the use, description "x[i]")
     std::vector<std::tuple<SizeExpr, Span, std::string>> uses;
+    std::vector<int> equal_to;      // other binder records it is equated to in a guard
+    std::optional<SizeExpr> extent;  // once known
   };
   std::vector<BinderRecord> binders_;
+  std::unordered_map<ir::VarId, int> binder_of_var_;
 };
 
 }  // namespace cot::check
