@@ -33,6 +33,18 @@ Prim prim_of(ast::BinOp op, Scalar t) {
   return Prim::Add;
 }
 
+// Whether a factor of a product is an Iverson bracket, looking through `*` and unary `-`.
+bool has_iverson_factor(const ast::Expr& e) {
+  if (e.as<ast::Iverson>()) return true;
+  if (const auto* b = e.as<ast::Binary>(); b && b->op == ast::BinOp::Mul) {
+    return has_iverson_factor(*b->lhs) || has_iverson_factor(*b->rhs);
+  }
+  if (const auto* u = e.as<ast::Unary>(); u && u->op == ast::UnOp::Neg) {
+    return has_iverson_factor(*u->operand);
+  }
+  return false;
+}
+
 // An integer literal exponent, as in `x ^ 2` or `x ^ -1`.
 std::optional<int64_t> literal_exponent(const ast::Expr& e) {
   if (const auto* lit = e.as<ast::IntLit>()) return lit->value;
@@ -68,11 +80,12 @@ Val FunctionChecker::coerce(const Val& v, const Type& want, Span span, const std
   }
   if (v.type != want) {
     std::string help;
-    if (!v.type.is_tuple && !want.is_tuple && v.type.elem != want.elem &&
-        v.type.shape == want.shape && want.elem != Scalar::Bool && v.type.elem != Scalar::Bool) {
-      help = std::string("convert it with `") + to_string(want.elem) + "(...)`";
-    } else if (v.weak && want.is_scalar() && want.elem == Scalar::I64) {
+    if (v.weak && want.is_scalar() && want.elem == Scalar::I64 && is_real_literal(v)) {
       help = "write an integer";
+    } else if (!v.type.is_tuple && !want.is_tuple && v.type.elem != want.elem &&
+               v.type.shape == want.shape && want.elem != Scalar::Bool &&
+               v.type.elem != Scalar::Bool) {
+      help = std::string("convert it with `") + to_string(want.elem) + "(...)`";
     }
     diags_.error(span, what + " has type " + v.type.to_string() + ", but " + want.to_string() +
                            " is expected",
@@ -236,19 +249,10 @@ Val FunctionChecker::binary(const ast::Binary& b, Span span) {
       return logic(b, span);
     case ast::BinOp::Pow:
       return power(b, span);
-    case ast::BinOp::Mul: {
-      if (b.lhs->as<ast::Iverson>() || b.rhs->as<ast::Iverson>()) return iverson_product(b, span);
-      // A chain `a * [c] * x` also guards.
-      const ast::Expr* l = b.lhs.get();
-      while (const auto* lb = l->as<ast::Binary>()) {
-        if (lb->op != ast::BinOp::Mul) break;
-        if (lb->rhs->as<ast::Iverson>() || lb->lhs->as<ast::Iverson>()) {
-          return iverson_product(b, span);
-        }
-        l = lb->lhs.get();
-      }
+    case ast::BinOp::Mul:
+      // `[c] * e`, `e * [c]`, chains `a * [c] * x` and negated brackets `-[c] * x` guard.
+      if (has_iverson_factor(*b.lhs) || has_iverson_factor(*b.rhs)) return iverson_product(b, span);
       break;
-    }
     default:
       break;
   }
@@ -354,7 +358,7 @@ Val FunctionChecker::compare(ast::BinOp op, Val a, Val b, Span span, Span op_spa
 }
 
 Val FunctionChecker::logic(const ast::Binary& b, Span span) {
-  Val a = bool_scalar(*b.lhs, op_text(b.op));
+  Val a = bool_scalar(*b.lhs, "an operand of " + op_text(b.op));
   if (!a.ok) {
     expr(*b.rhs);  // still report errors on the other side
     return Val::error(span);
@@ -363,7 +367,7 @@ Val FunctionChecker::logic(const ast::Binary& b, Span span) {
   // `i < n && x[i] > 0.0` never reads out of range.
   Val c;
   ir::Block rhs = in_block([&] {
-    c = bool_scalar(*b.rhs, op_text(b.op));
+    c = bool_scalar(*b.rhs, "an operand of " + op_text(b.op));
     if (c.ok) blocks_.back()->results = {c.atom};
   });
   if (!c.ok) return Val::error(span);

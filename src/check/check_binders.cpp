@@ -14,6 +14,9 @@ FunctionChecker::BinderScope FunctionChecker::open_binders(const std::vector<ast
     for (size_t j = 0; j < k; ++j) {
       if (bs[j].name == b.name) {
         diags_.error(b.span, "index variable `" + b.name + "` is bound twice here");
+        // The first binding is shadowed: do not also ask for its extent.
+        binders_[static_cast<size_t>(scope.records[j])].explicit_extent = true;
+        break;
       }
     }
     BinderRecord rec;
@@ -105,8 +108,11 @@ bool FunctionChecker::close_binders(BinderScope& scope, const std::vector<ast::B
       BinderRecord& rec = binders_[static_cast<size_t>(scope.records[k])];
       if (rec.extent) continue;
       for (int other : rec.equal_to) {
-        if (const auto& e = binders_[static_cast<size_t>(other)].extent) {
-          rec.extent = *e;
+        // An enclosing binder still being inferred offers its first whole-index use; if its
+        // uses later disagree, that is reported for it.
+        const BinderRecord& o = binders_[static_cast<size_t>(other)];
+        if (o.extent || !o.uses.empty()) {
+          rec.extent = o.extent ? *o.extent : std::get<0>(o.uses.front());
           progress = true;
           break;
         }
@@ -119,7 +125,12 @@ bool FunctionChecker::close_binders(BinderScope& scope, const std::vector<ast::B
       scope.ivars[k].extent = *rec.extent;
       continue;
     }
-    if (!rec.uses.empty()) continue;  // ambiguous: reported above
+    // Ambiguous (reported above), or a written extent that is not a size (reported in
+    // open_binders): no second error.
+    if (!rec.uses.empty() || rec.explicit_extent) {
+      ok = false;
+      continue;
+    }
     if (body_ok) {
       diags_.error(rec.span,
                    "cannot infer the extent of `" + rec.name +
@@ -192,7 +203,7 @@ Val FunctionChecker::accum(const ast::Accum& a, Span span) {
       ok = false;
       return;
     }
-    const size_t r = shape.size();
+    const size_t r = a.shape.size();  // as written, even when a dimension failed
     if (!v.type.is_tuple || v.type.elems.size() != r + 1) {
       diags_.error(a.body->span,
                    "the body of `accum` must be a tuple of " + std::to_string(r) +

@@ -4,10 +4,17 @@
 namespace cot::check {
 namespace {
 
-void flatten_product(const ast::Expr& e, std::vector<const ast::Expr*>& out) {
+// The factors of a product; a negated factor `-e` contributes e and flips `negate`, so that
+// `-[c] * x` still guards x.
+void flatten_product(const ast::Expr& e, std::vector<const ast::Expr*>& out, bool& negate) {
   if (const auto* b = e.as<ast::Binary>(); b && b->op == ast::BinOp::Mul) {
-    flatten_product(*b->lhs, out);
-    flatten_product(*b->rhs, out);
+    flatten_product(*b->lhs, out, negate);
+    flatten_product(*b->rhs, out, negate);
+    return;
+  }
+  if (const auto* u = e.as<ast::Unary>(); u && u->op == ast::UnOp::Neg) {
+    negate = !negate;
+    flatten_product(*u->operand, out, negate);
     return;
   }
   out.push_back(&e);
@@ -50,8 +57,9 @@ Val FunctionChecker::bool_scalar(const ast::Expr& e, const std::string& what) {
 // conjunction of the brackets. The guarded factors are not evaluated when it is false.
 Val FunctionChecker::iverson_product(const ast::Binary& b, Span span) {
   std::vector<const ast::Expr*> factors;
-  flatten_product(*b.lhs, factors);
-  flatten_product(*b.rhs, factors);
+  bool negate = false;
+  flatten_product(*b.lhs, factors, negate);
+  flatten_product(*b.rhs, factors, negate);
   std::vector<const ast::Expr*> conds, others;
   for (const auto* f : factors) {
     if (const auto* iv = f->as<ast::Iverson>()) {
@@ -63,13 +71,20 @@ Val FunctionChecker::iverson_product(const ast::Binary& b, Span span) {
   return guarded(
       conds, 0,
       [&]() -> Val {
-        if (others.empty()) return literal_real(1.0, span);
+        if (others.empty()) return literal_real(negate ? -1.0 : 1.0, span);
         Val acc = expr(*others[0]);
         for (size_t k = 1; k < others.size(); ++k) {
           Val next = expr(*others[k]);
           acc = arith(ast::BinOp::Mul, acc, next, Span::cover(acc.span, next.span), b.op_span);
         }
-        return acc;
+        if (!negate || !acc.ok) return acc;
+        if (acc.type.is_tuple || acc.type.elem == Scalar::Bool) {
+          diags_.error(acc.span, "`-` needs a number, found " + acc.type.to_string());
+          return Val::error(span);
+        }
+        return elementwise({acc}, span, "`-`", [&](const std::vector<Val>& xs) {
+          return prim(Prim::Neg, xs, span);
+        });
       },
       span);
 }
@@ -156,7 +171,9 @@ Val FunctionChecker::if_expr(const ast::If& i, Span span) {
   ir::Block else_b = in_block([&] { b = expr(*i.else_branch); });
   if (!c.ok || !a.ok || !b.ok) return Val::error(span);
   if (a.type != b.type) {
-    if (a.weak) {
+    // `if c then 1.0 else 2`: the integer literal adapts to the other branch.
+    const bool b_int_literal = b.weak && !b.type.is_tuple && b.type.elem == Scalar::I64;
+    if (a.weak && !b_int_literal) {
       a = coerce(a, b.type, i.then_branch->span, "this branch");
     } else if (b.weak) {
       b = coerce(b, a.type, i.else_branch->span, "this branch");
