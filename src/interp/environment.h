@@ -1,0 +1,44 @@
+// One activation of a Core IR function: a value slot per variable (VarIds are dense), the
+// per-slot "masked" flag of the cost model, and the values of the function's size variables.
+// Regions (gen, reduce, loop bodies, ...) reuse the slots of their function's frame: the IR is
+// single-assignment, so a slot is rebound only when its region runs again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cotangent/value.h"
+#include "ir/ir.h"
+
+namespace cot::interp {
+
+struct Frame {
+  const ir::Function* fn;
+  std::vector<cotangent::Value> vals;
+  // Set when the slot was bound by a guard whose predicate was false (a strong zero): the cost
+  // model does not charge additions of such operands (rule 4.24).
+  std::vector<uint8_t> masked;
+  std::vector<int64_t> size_values;  // parallel to fn->size_vars
+
+  explicit Frame(const ir::Function& f)
+      : fn(&f), vals(f.vars.size()), masked(f.vars.size(), 0), size_values(f.size_vars.size(), 0) {}
+
+  void bind(ir::VarId v, cotangent::Value x, bool is_masked = false) {
+    vals[static_cast<size_t>(v)] = std::move(x);
+    masked[static_cast<size_t>(v)] = is_masked ? 1 : 0;
+  }
+  const cotangent::Value& at(ir::VarId v) const { return vals[static_cast<size_t>(v)]; }
+  bool is_masked(ir::VarId v) const { return masked[static_cast<size_t>(v)] != 0; }
+
+  // The value of a size variable by name (size expressions name their variables).
+  std::optional<int64_t> size_value(const std::string& name) const {
+    for (size_t k = 0; k < fn->size_vars.size(); ++k) {
+      if (fn->size_vars[k].name == name) return size_values[k];
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace cot::interp

@@ -1,0 +1,215 @@
+// Scalar primitives: evaluation through the primitive table (reals in their own precision, i64
+// overflow-checked), comparisons, logic, select and conversions, and their cost.
+#include <cmath>
+#include <span>
+#include <string>
+
+#include "interp/machine.h"
+#include "interp/tensor_ops.h"
+
+namespace cot::interp {
+
+using cotangent::DType;
+using cotangent::Value;
+
+namespace {
+
+// A scalar operand, read once from its atom.
+struct Operand {
+  Scalar type = Scalar::F64;
+  double real = 0;  // F64, and F32 widened exactly
+  float f32 = 0;    // F32
+  int64_t i = 0;
+  bool b = false;
+};
+
+Value make(const Operand& a) {
+  switch (a.type) {
+    case Scalar::F64:
+      return Value::f64(a.real);
+    case Scalar::F32:
+      return Value::f32(a.f32);
+    case Scalar::I64:
+      return Value::i64(a.i);
+    case Scalar::Bool:
+      return Value::boolean(a.b);
+  }
+  return Value();
+}
+
+// "a * b", "-a" or "name(a, b)", as source spells the application.
+std::string spell(const PrimInfo& info, const int64_t* xs, size_t n) {
+  std::string sym(info.symbol);
+  if (info.spelling == Spelling::Infix && n == 2) {
+    return std::to_string(xs[0]) + " " + sym + " " + std::to_string(xs[1]);
+  }
+  if (info.spelling == Spelling::Prefix && n == 1) return sym + std::to_string(xs[0]);
+  std::string s = std::string(info.name) + "(";
+  for (size_t k = 0; k < n; ++k) s += (k > 0 ? ", " : "") + std::to_string(xs[k]);
+  return s + ")";
+}
+
+}  // namespace
+
+bool Machine::run_prim(const ir::Stmt& s, const ir::PrimOp& op) {
+  const PrimInfo& info = prim_info(op.prim);
+  const size_t n = op.args.size();
+  if (n > 3 || static_cast<int>(n) != info.arity) {
+    return internal(s.span, "primitive " + std::string(info.name) + " takes " +
+                                std::to_string(info.arity) + " operand(s), not " +
+                                std::to_string(n));
+  }
+  Operand a[3];
+  Scalar types[3] = {};
+  bool any_real = false;
+  for (size_t k = 0; k < n; ++k) {
+    const ir::Atom& at = op.args[k];
+    Operand& o = a[k];
+    if (!at.is_var) {
+      o.type = at.lit.type;
+      o.f32 = to_f32(at.lit.real);
+      o.real = o.type == Scalar::F32 ? o.f32 : at.lit.real;
+      o.i = at.lit.integer;
+      o.b = at.lit.boolean;
+    } else {
+      const Value& v = frame_->at(at.var);
+      if (!v.is_scalar()) {
+        return internal(s.span, "primitive " + std::string(info.name) +
+                                    " applies to scalars, not to " + v.type_string());
+      }
+      o.type = scalar_of(v.dtype());
+      switch (v.dtype()) {
+        case DType::F64:
+          o.real = v.as_f64();
+          break;
+        case DType::F32:
+          o.f32 = v.f32_data()[0];
+          o.real = o.f32;
+          break;
+        case DType::I64:
+          o.i = v.as_i64();
+          break;
+        case DType::Bool:
+          o.b = v.as_bool();
+          break;
+      }
+    }
+    types[k] = o.type;
+    any_real = any_real || is_real(o.type);
+  }
+  std::string why;
+  std::optional<Scalar> result_type = prim_result_type(op.prim, std::span(types, n), &why);
+  if (!result_type) return internal(s.span, "primitive " + std::string(info.name) + ": " + why);
+
+  Value result;
+  switch (info.type_rule) {
+    case TypeRule::Compare: {
+      bool r = false;
+      if (is_real(a[0].type)) {
+        r = eval_prim_compare_f64(op.prim, a[0].real, a[1].real);
+      } else if (a[0].type == Scalar::I64) {
+        r = eval_prim_compare_i64(op.prim, a[0].i, a[1].i);
+      } else {
+        r = eval_prim_compare_i64(op.prim, a[0].b ? 1 : 0, a[1].b ? 1 : 0);
+      }
+      result = Value::boolean(r);
+      break;
+    }
+    case TypeRule::Logic: {
+      bool bs[3] = {a[0].b, a[1].b, a[2].b};
+      result = Value::boolean(eval_prim_logic(op.prim, std::span<const bool>(bs, n)));
+      break;
+    }
+    case TypeRule::Select:
+      result = make(a[0].b ? a[1] : a[2]);
+      break;
+    case TypeRule::ConvertF64:
+      result = Value::f64(a[0].type == Scalar::I64    ? static_cast<double>(a[0].i)
+                          : a[0].type == Scalar::Bool ? (a[0].b ? 1.0 : 0.0)
+                                                      : a[0].real);
+      break;
+    case TypeRule::ConvertF32:
+      result = Value::f32(a[0].type == Scalar::I64    ? static_cast<float>(a[0].i)
+                          : a[0].type == Scalar::Bool ? (a[0].b ? 1.0f : 0.0f)
+                          : a[0].type == Scalar::F32  ? a[0].f32
+                                                      : to_f32(a[0].real));
+      break;
+    case TypeRule::ConvertI64:
+      if (is_real(a[0].type)) {
+        std::optional<int64_t> i = convert_real_to_i64(a[0].real, &why);
+        if (!i) return fail(s.span, why);
+        result = Value::i64(*i);
+      } else {
+        result = Value::i64(a[0].type == Scalar::Bool ? (a[0].b ? 1 : 0) : a[0].i);
+      }
+      break;
+    case TypeRule::SameAny:  // stop_gradient: the value itself
+      result = make(a[0]);
+      break;
+    case TypeRule::SameNumeric:
+    case TypeRule::SameReal:
+    case TypeRule::IntOnly: {
+      bool evaluated = false;
+      switch (*result_type) {
+        case Scalar::F64: {
+          if (info.eval_f64 == nullptr) break;
+          double xs[3] = {a[0].real, a[1].real, a[2].real};
+          result = Value::f64(info.eval_f64(xs));
+          evaluated = true;
+          break;
+        }
+        case Scalar::F32: {
+          if (info.eval_f32 == nullptr) break;
+          float xs[3] = {a[0].f32, a[1].f32, a[2].f32};
+          result = Value::f32(info.eval_f32(xs));
+          evaluated = true;
+          break;
+        }
+        case Scalar::I64: {
+          int64_t xs[3] = {a[0].i, a[1].i, a[2].i};
+          std::optional<int64_t> r = eval_prim_i64(op.prim, std::span<const int64_t>(xs, n), &why);
+          if (!r) {
+            if (why.empty()) why = "integer overflow in " + std::string(info.name);
+            // Say which operands (ExactDiv's message already does).
+            if (op.prim != Prim::ExactDiv) why += ": " + spell(info, xs, n);
+            return fail(s.span, why);
+          }
+          result = Value::i64(*r);
+          evaluated = true;
+          break;
+        }
+        case Scalar::Bool:
+          break;
+      }
+      if (!evaluated) {
+        return internal(s.span, "primitive " + std::string(info.name) + " cannot be evaluated on " +
+                                    to_string(*result_type));
+      }
+      break;
+    }
+  }
+
+  if (cost_ != nullptr && any_real) {
+    switch (info.cost) {
+      case CostKind::Free:
+        break;
+      case CostKind::Add: {
+        // Rule 4.24: adding a strong zero is free.
+        bool masked = false;
+        for (size_t k = 0; k < n; ++k) masked = masked || is_masked(op.args[k]);
+        if (!masked) ++cost_->add;
+        break;
+      }
+      case CostKind::Mul:
+        ++cost_->mul;
+        break;
+      case CostKind::Call:
+        ++cost_->call;
+        break;
+    }
+  }
+  frame_->bind(s.results[0], std::move(result));
+  return true;
+}
+
+}  // namespace cot::interp

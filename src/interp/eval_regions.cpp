@@ -1,0 +1,311 @@
+// Operations with nested regions: generators, reductions, guards (strong zeros), loops and
+// conditionals. Generators write straight into their result's storage; reductions accumulate
+// in place, left to right.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "interp/machine.h"
+#include "interp/tensor_ops.h"
+
+namespace cot::interp {
+
+using cotangent::DType;
+using cotangent::Value;
+
+bool Machine::run_gen(const ir::Stmt& s, const ir::GenOp& op) {
+  const Type& type = frame_->fn->type_of(s.results[0]);
+  const size_t r = op.ivars.size();
+  if (type.is_tuple || r == 0 || type.rank() < r || op.body.results.size() != 1) {
+    return internal(s.span, "malformed generator of type " + type.to_string());
+  }
+  std::vector<int64_t> shape, extents;
+  if (!eval_shape(type, s.span, shape) || !eval_extents(op.ivars, s.span, false, extents)) {
+    return false;
+  }
+  for (size_t d = 0; d < r; ++d) {
+    if (extents[d] != shape[d]) {
+      return internal(s.span, "the generator's extents disagree with its type " + type.to_string() +
+                                  " = " + shape_string(shape));
+    }
+  }
+  const std::vector<int64_t> inner_shape(shape.begin() + static_cast<ptrdiff_t>(r), shape.end());
+  const std::optional<int64_t> inner = element_count(inner_shape);
+  Value out;
+  if (!inner || !alloc(type.elem, shape, s.span, out)) {
+    return inner ? false
+                 : fail(s.span, "the element shape " + shape_string(inner_shape) +
+                                    " of a generator is too large");
+  }
+  const DType dtype = out.dtype();
+  Buffer buf(out);
+  int64_t offset = 0;
+  Value scratch;
+  bool ok = for_each_point(op.ivars, extents, [&] {
+    if (!run_block(op.body)) return false;
+    const Value& v = value_of(op.body.results[0], scratch);
+    if (v.is_tuple() || v.dtype() != dtype || v.shape() != inner_shape) {
+      return internal(s.span, "a generator body yields " + v.type_string() + " where " +
+                                  type_string(type.elem, inner_shape) + " was expected");
+    }
+    buf.put(offset, v);
+    offset += *inner;
+    return true;
+  });
+  if (!ok) return false;
+  frame_->bind(s.results[0], std::move(out));
+  return true;
+}
+
+bool Machine::run_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
+  const Type& type = frame_->fn->type_of(s.results[0]);
+  if (type.is_tuple || !is_numeric(type.elem) || op.body.results.size() != 1) {
+    return internal(s.span, "malformed reduction of type " + type.to_string());
+  }
+  std::vector<int64_t> extents;
+  if (!eval_extents(op.ivars, s.span, true, extents)) return false;
+  return type.is_scalar() ? run_reduce_scalar(s, op, type.elem, extents)
+                          : run_reduce_tensor(s, op, type, extents);
+}
+
+namespace {
+
+Buffer::Combine combine_of(ir::ReduceKind k) {
+  switch (k) {
+    case ir::ReduceKind::Sum:
+      return Buffer::Combine::Sum;
+    case ir::ReduceKind::Max:
+      return Buffer::Combine::Max;
+    case ir::ReduceKind::Min:
+      return Buffer::Combine::Min;
+  }
+  return Buffer::Combine::Sum;
+}
+
+// acc (+ | max | min) x on reals. max/min propagate NaN (a NaN accumulator is never replaced,
+// since every comparison with it is false) and keep the first of equal operands.
+template <class T>
+void combine_real(T& acc, T x, ir::ReduceKind k) {
+  switch (k) {
+    case ir::ReduceKind::Sum:
+      acc = acc + x;
+      break;
+    case ir::ReduceKind::Max:
+      if (x > acc || std::isnan(x)) acc = x;
+      break;
+    case ir::ReduceKind::Min:
+      if (x < acc || std::isnan(x)) acc = x;
+      break;
+  }
+}
+
+}  // namespace
+
+bool Machine::run_reduce_scalar(const ir::Stmt& s, const ir::ReduceOp& op, Scalar elem,
+                                const std::vector<int64_t>& extents) {
+  const bool is_sum = op.kind == ir::ReduceKind::Sum;
+  const double start = is_sum                           ? 0.0
+                       : op.kind == ir::ReduceKind::Max ? -std::numeric_limits<double>::infinity()
+                                                        : std::numeric_limits<double>::infinity();
+  double acc64 = start;
+  float acc32 = static_cast<float>(start);
+  int64_t acci = 0;
+  bool have = false;  // an i64 max/min has seen a term
+  int64_t live = 0;   // terms that are not strong zeros
+  const DType dtype = dtype_of(elem);
+  const ir::Atom& res = op.body.results[0];
+  Value scratch;
+  bool ok = for_each_point(op.ivars, extents, [&] {
+    if (!run_block(op.body)) return false;
+    const bool masked = is_masked(res);
+    if (!masked) ++live;
+    if (is_sum && masked) return true;  // adding a strong zero changes nothing
+    const Value& v = value_of(res, scratch);
+    if (!v.is_scalar() || v.dtype() != dtype) {
+      return internal(s.span, std::string("the body of a ") + ast::to_string(op.kind) + " yields " +
+                                  v.type_string() + " where " + to_string(elem) + " was expected");
+    }
+    switch (dtype) {
+      case DType::F64:
+        combine_real(acc64, v.as_f64(), op.kind);
+        break;
+      case DType::F32:
+        combine_real(acc32, v.f32_data()[0], op.kind);
+        break;
+      case DType::I64: {
+        const int64_t x = v.as_i64();
+        if (is_sum) {
+          if (__builtin_add_overflow(acci, x, &acci)) {
+            return fail(s.span, "integer overflow in a sum of i64 values");
+          }
+        } else if (!have || (op.kind == ir::ReduceKind::Max ? x > acci : x < acci)) {
+          acci = x;
+        }
+        have = true;
+        break;
+      }
+      case DType::Bool:
+        break;
+    }
+    return true;
+  });
+  if (!ok) return false;
+  if (dtype == DType::I64 && !is_sum && !have) {
+    return fail(s.span, std::string(ast::to_string(op.kind)) +
+                            " over an empty range of integers has no value");
+  }
+  if (cost_ != nullptr && is_real(elem) && live > 0) {
+    (is_sum ? cost_->add : cost_->call) += live - 1;
+  }
+  Value result = dtype == DType::F64   ? Value::f64(acc64)
+                 : dtype == DType::F32 ? Value::f32(acc32)
+                                       : Value::i64(acci);
+  // A sum with no live term is a strong zero, so sums of sums cost what the joint sum costs
+  // (papers/000, rule 4.30: nested sums under one guard are costed jointly).
+  frame_->bind(s.results[0], std::move(result), is_sum && live == 0);
+  return true;
+}
+
+bool Machine::run_reduce_tensor(const ir::Stmt& s, const ir::ReduceOp& op, const Type& type,
+                                const std::vector<int64_t>& extents) {
+  const bool is_sum = op.kind == ir::ReduceKind::Sum;
+  std::vector<int64_t> shape;
+  Value acc;
+  if (!eval_shape(type, s.span, shape) || !alloc(type.elem, shape, s.span, acc)) return false;
+  Buffer buf(acc);
+  if (is_real(type.elem) && !is_sum) {
+    buf.fill_real(op.kind == ir::ReduceKind::Max ? -std::numeric_limits<double>::infinity()
+                                                 : std::numeric_limits<double>::infinity());
+  }
+  const DType dtype = acc.dtype();
+  const Buffer::Combine how = combine_of(op.kind);
+  const ir::Atom& res = op.body.results[0];
+  bool have = false;
+  int64_t live = 0;
+  Value scratch;
+  bool ok = for_each_point(op.ivars, extents, [&] {
+    if (!run_block(op.body)) return false;
+    const bool masked = is_masked(res);
+    if (!masked) ++live;
+    if (is_sum && masked) return true;
+    const Value& v = value_of(res, scratch);
+    if (v.is_tuple() || v.dtype() != dtype || v.shape() != shape) {
+      return internal(s.span, std::string("the body of a ") + ast::to_string(op.kind) + " yields " +
+                                  v.type_string() + " where " + type.to_string() + " = " +
+                                  shape_string(shape) + " was expected");
+    }
+    if (dtype == DType::I64 && !is_sum && !have) {
+      buf.put(0, v);  // an integer max/min starts from its first term
+    } else if (!buf.combine(0, v, how)) {
+      return fail(s.span, "integer overflow in a sum of i64 values");
+    }
+    have = true;
+    return true;
+  });
+  if (!ok) return false;
+  if (dtype == DType::I64 && !is_sum && !have && acc.numel() > 0) {
+    return fail(s.span, std::string(ast::to_string(op.kind)) +
+                            " over an empty range of integers has no value");
+  }
+  if (cost_ != nullptr && is_real(type.elem) && live > 0) {
+    (is_sum ? cost_->add : cost_->call) += (live - 1) * acc.numel();
+  }
+  frame_->bind(s.results[0], std::move(acc), is_sum && live == 0);
+  return true;
+}
+
+bool Machine::run_guard(const ir::Stmt& s, const ir::GuardOp& op) {
+  std::optional<bool> holds = op.pred.eval([this](int32_t v) { return int_slot(v); },
+                                           [this](int32_t v) { return bool_slot(v); });
+  if (!check_reads(s.span)) return false;
+  if (!holds) {
+    return fail(s.span, "integer overflow while evaluating the predicate " +
+                            op.pred.to_string([this](int32_t v) { return var_name(v); }));
+  }
+  if (!*holds) {
+    // A strong zero: the body is not evaluated, so it can neither fail nor cost anything.
+    for (ir::VarId v : s.results) {
+      Value z;
+      if (!zeros_of(frame_->fn->type_of(v), s.span, z)) return false;
+      frame_->bind(v, std::move(z), true);
+    }
+    return true;
+  }
+  if (op.body.results.size() != s.results.size()) {
+    return internal(s.span, "a guard body yields a different number of values than it binds");
+  }
+  if (!run_block(op.body)) return false;
+  Value scratch;
+  for (size_t k = 0; k < s.results.size(); ++k) {
+    // Nested guards: a strong zero under a true guard is still one.
+    frame_->bind(s.results[k], value_of(op.body.results[k], scratch),
+                 is_masked(op.body.results[k]));
+  }
+  return true;
+}
+
+bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
+  const size_t n = op.state.size();
+  if (op.init.size() != n || s.results.size() != n || op.body.results.size() != n ||
+      (op.is_while && op.cond.results.size() != 1)) {
+    return internal(s.span, "malformed loop");
+  }
+  Value scratch;
+  // The state lives in the state variables' slots; the next state is staged in `next` because
+  // the body may yield the state variables themselves in another order.
+  std::vector<Value> next(n);
+  for (size_t k = 0; k < n; ++k) next[k] = value_of(op.init[k], scratch);
+  auto advance = [&] {
+    for (size_t k = 0; k < n; ++k) frame_->bind(op.state[k], std::move(next[k]));
+  };
+  auto stage = [&] {
+    for (size_t k = 0; k < n; ++k) next[k] = value_of(op.body.results[k], scratch);
+  };
+  advance();
+  if (!op.is_while) {
+    int64_t count = 0;
+    if (!read_i64(op.count, s.span, "the trip count of a loop", count)) return false;
+    for (int64_t it = 0; it < count; ++it) {
+      if (op.iter >= 0) frame_->bind(op.iter, Value::i64(it));
+      if (!run_block(op.body)) return false;
+      stage();
+      advance();
+    }
+  } else {
+    for (int64_t it = 0;; ++it) {
+      bool go = false;
+      if (!run_block(op.cond) || !read_bool(op.cond.results[0], s.span, "a loop condition", go)) {
+        return false;
+      }
+      if (!go) break;
+      if (options_.max_while_iterations > 0 && it >= options_.max_while_iterations) {
+        return fail(s.span, "the while loop did not finish within " +
+                                std::to_string(options_.max_while_iterations) +
+                                " iterations (the interpreter's limit)");
+      }
+      if (!run_block(op.body)) return false;
+      stage();
+      advance();
+    }
+  }
+  for (size_t k = 0; k < n; ++k) frame_->bind(s.results[k], frame_->at(op.state[k]));
+  return true;
+}
+
+bool Machine::run_if(const ir::Stmt& s, const ir::IfOp& op) {
+  bool c = false;
+  if (!read_bool(op.cond, s.span, "the condition of an if", c)) return false;
+  const ir::Block& branch = c ? op.then_branch : op.else_branch;
+  if (branch.results.size() != s.results.size()) {
+    return internal(s.span, "an if branch yields a different number of values than it binds");
+  }
+  if (!run_block(branch)) return false;  // only the taken branch runs
+  Value scratch;
+  for (size_t k = 0; k < s.results.size(); ++k) {
+    frame_->bind(s.results[k], value_of(branch.results[k], scratch));
+  }
+  return true;
+}
+
+}  // namespace cot::interp

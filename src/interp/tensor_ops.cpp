@@ -1,0 +1,216 @@
+#include "interp/tensor_ops.h"
+
+#include <cmath>
+#include <limits>
+
+namespace cot::interp {
+
+using cotangent::DType;
+using cotangent::Value;
+
+DType dtype_of(Scalar s) {
+  switch (s) {
+    case Scalar::F64:
+      return DType::F64;
+    case Scalar::F32:
+      return DType::F32;
+    case Scalar::I64:
+      return DType::I64;
+    case Scalar::Bool:
+      return DType::Bool;
+  }
+  return DType::F64;
+}
+
+Scalar scalar_of(DType t) {
+  switch (t) {
+    case DType::F64:
+      return Scalar::F64;
+    case DType::F32:
+      return Scalar::F32;
+    case DType::I64:
+      return Scalar::I64;
+    case DType::Bool:
+      return Scalar::Bool;
+  }
+  return Scalar::F64;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d > 0) s += ", ";
+    s += std::to_string(shape[d]);
+  }
+  return s + "]";
+}
+
+std::string type_string(Scalar elem, const std::vector<int64_t>& shape) {
+  return std::string(to_string(elem)) + (shape.empty() ? "" : shape_string(shape));
+}
+
+std::optional<int64_t> element_count(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  return n;
+}
+
+float to_f32(double x) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (std::isnan(x)) return std::numeric_limits<float>::quiet_NaN();
+  if (std::fabs(x) <= kMax) return static_cast<float>(x);
+  // Beyond the largest float: round to nearest (ties to even) gives inf from halfway to the next
+  // power of two onwards (the halfway point itself rounds to inf), else the largest float.
+  constexpr double kHalfway = kMax + 0x1p103;
+  float r = std::fabs(x) >= kHalfway ? std::numeric_limits<float>::infinity()
+                                     : std::numeric_limits<float>::max();
+  return x < 0 ? -r : r;
+}
+
+Value scalar_element(const Value& t, int64_t k) {
+  auto i = static_cast<size_t>(k);
+  switch (t.dtype()) {
+    case DType::F64:
+      return Value::f64(t.f64_data()[i]);
+    case DType::F32:
+      return Value::f32(t.f32_data()[i]);
+    case DType::I64:
+      return Value::i64(t.i64_data()[i]);
+    case DType::Bool:
+      return Value::boolean(t.bool_data()[i] != 0);
+  }
+  return Value();
+}
+
+namespace {
+
+template <class T>
+void copy_span(std::span<const T> from, size_t offset, std::span<T> to) {
+  for (size_t k = 0; k < to.size(); ++k) to[k] = from[offset + k];
+}
+
+}  // namespace
+
+Value copy_range(const Value& src, int64_t from, const std::vector<int64_t>& shape) {
+  if (shape.empty()) return scalar_element(src, from);
+  Value out = Value::zeros(src.dtype(), shape);
+  auto off = static_cast<size_t>(from);
+  switch (src.dtype()) {
+    case DType::F64:
+      copy_span(src.f64_data(), off, out.f64_mut());
+      break;
+    case DType::F32:
+      copy_span(src.f32_data(), off, out.f32_mut());
+      break;
+    case DType::I64:
+      copy_span(src.i64_data(), off, out.i64_mut());
+      break;
+    case DType::Bool:
+      copy_span(src.bool_data(), off, out.bool_mut());
+      break;
+  }
+  return out;
+}
+
+Buffer::Buffer(Value& fresh) : dtype_(fresh.dtype()) {
+  switch (dtype_) {
+    case DType::F64:
+      f64_ = fresh.f64_mut();
+      break;
+    case DType::F32:
+      f32_ = fresh.f32_mut();
+      break;
+    case DType::I64:
+      i64_ = fresh.i64_mut();
+      break;
+    case DType::Bool:
+      b_ = fresh.bool_mut();
+      break;
+  }
+}
+
+void Buffer::fill_real(double x) {
+  for (double& e : f64_) e = x;
+  for (float& e : f32_) e = to_f32(x);
+}
+
+void Buffer::put(int64_t offset, const Value& v) {
+  auto off = static_cast<size_t>(offset);
+  switch (dtype_) {
+    case DType::F64:
+      copy_span(v.f64_data(), 0, f64_.subspan(off, static_cast<size_t>(v.numel())));
+      break;
+    case DType::F32:
+      copy_span(v.f32_data(), 0, f32_.subspan(off, static_cast<size_t>(v.numel())));
+      break;
+    case DType::I64:
+      copy_span(v.i64_data(), 0, i64_.subspan(off, static_cast<size_t>(v.numel())));
+      break;
+    case DType::Bool:
+      copy_span(v.bool_data(), 0, b_.subspan(off, static_cast<size_t>(v.numel())));
+      break;
+  }
+}
+
+namespace {
+
+template <class T>
+void combine_real(std::span<T> acc, std::span<const T> v, Buffer::Combine how) {
+  for (size_t k = 0; k < v.size(); ++k) {
+    T& a = acc[k];
+    T x = v[k];
+    switch (how) {
+      case Buffer::Combine::Sum:
+        a = a + x;
+        break;
+      // NaN propagates: a NaN operand replaces the accumulator, and a NaN accumulator is never
+      // replaced (every comparison with it is false). Strict comparisons keep the first of ties.
+      case Buffer::Combine::Max:
+        if (x > a || std::isnan(x)) a = x;
+        break;
+      case Buffer::Combine::Min:
+        if (x < a || std::isnan(x)) a = x;
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+bool Buffer::combine(int64_t offset, const Value& v, Combine how) {
+  auto off = static_cast<size_t>(offset);
+  auto n = static_cast<size_t>(v.numel());
+  switch (dtype_) {
+    case DType::F64:
+      combine_real(f64_.subspan(off, n), v.f64_data(), how);
+      return true;
+    case DType::F32:
+      combine_real(f32_.subspan(off, n), v.f32_data(), how);
+      return true;
+    case DType::I64: {
+      auto acc = i64_.subspan(off, n);
+      auto xs = v.i64_data();
+      for (size_t k = 0; k < n; ++k) {
+        switch (how) {
+          case Combine::Sum:
+            if (__builtin_add_overflow(acc[k], xs[k], &acc[k])) return false;
+            break;
+          case Combine::Max:
+            if (xs[k] > acc[k]) acc[k] = xs[k];
+            break;
+          case Combine::Min:
+            if (xs[k] < acc[k]) acc[k] = xs[k];
+            break;
+        }
+      }
+      return true;
+    }
+    case DType::Bool:
+      return false;  // callers reject bool reductions before combining
+  }
+  return false;
+}
+
+}  // namespace cot::interp

@@ -1,0 +1,60 @@
+// Element-level helpers of the interpreter: dtype mapping, shape arithmetic, exact scalar
+// conversions, and a mutable view of a freshly allocated tensor used to write generator
+// results and accumulate reductions in place (no per-element allocation).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cotangent/value.h"
+#include "ir/type.h"
+
+namespace cot::interp {
+
+cotangent::DType dtype_of(Scalar s);
+Scalar scalar_of(cotangent::DType t);
+
+// "[3, 4]" ("[]" for a scalar).
+std::string shape_string(const std::vector<int64_t>& shape);
+// "f64[3, 4]" ("f64" for a scalar), as Value::type_string spells it.
+std::string type_string(Scalar elem, const std::vector<int64_t>& shape);
+// Product of the dimensions; nullopt when one is negative or the product overflows.
+std::optional<int64_t> element_count(std::span<const int64_t> shape);
+
+// IEEE round-to-nearest conversion (overflow gives +-inf), without the undefined behaviour of a
+// plain cast of an out-of-range double.
+float to_f32(double x);
+
+// Element k (flat, row-major) of a tensor as a scalar value of the same dtype.
+cotangent::Value scalar_element(const cotangent::Value& t, int64_t k);
+// Elements [from, from + numel(shape)) of `src` copied into a new tensor of `shape`.
+cotangent::Value copy_range(const cotangent::Value& src, int64_t from,
+                            const std::vector<int64_t>& shape);
+
+// Writable elements of a tensor its creator has just allocated with Value::zeros.
+class Buffer {
+ public:
+  explicit Buffer(cotangent::Value& fresh);
+
+  cotangent::DType dtype() const { return dtype_; }
+  // Fills every element with x (reals only).
+  void fill_real(double x);
+  // Stores every element of `v` (same dtype) at offset, offset + 1, ...
+  void put(int64_t offset, const cotangent::Value& v);
+  // acc[offset + k] = acc[offset + k] (+ | max | min) v[k], same dtype. Reals: max/min
+  // propagate NaN and keep the first of equal operands. Returns false on i64 overflow.
+  enum class Combine { Sum, Max, Min };
+  bool combine(int64_t offset, const cotangent::Value& v, Combine how);
+
+ private:
+  cotangent::DType dtype_;
+  std::span<double> f64_;
+  std::span<float> f32_;
+  std::span<int64_t> i64_;
+  std::span<uint8_t> b_;
+};
+
+}  // namespace cot::interp
