@@ -215,11 +215,7 @@ Val FunctionChecker::unary(const ast::Unary& u, Span span) {
     });
   }
   // Negation; literals fold so that `-1` stays a literal.
-  if (!a.atom.is_var && a.atom.lit.type == Scalar::I64) {
-    if (a.atom.lit.integer == INT64_MIN) {
-      diags_.error(span, "integer overflow in `-`");
-      return Val::error(span);
-    }
+  if (!a.atom.is_var && a.atom.lit.type == Scalar::I64 && a.atom.lit.integer != INT64_MIN) {
     return literal_int(-a.atom.lit.integer, span);
   }
   if (!a.atom.is_var && is_real(a.atom.lit.type)) {
@@ -295,21 +291,19 @@ Val FunctionChecker::scalar_arith(ast::BinOp op, Val a, Val b, Span span, Span o
     return Val::error(span);
   }
   const Prim p = prim_of(op, t);
-  // Fold operations on two literals, so `2 * 3` and `1.0 / 0.0` stay literals.
+  // Fold operations on two literals, so `2 * 3` and `1.0 / 0.0` stay literals. An integer
+  // operation that fails (`1 // 0`) is not folded: it may sit in a branch that never runs,
+  // and fails at run time if it does.
   if (!a.atom.is_var && !b.atom.is_var) {
     if (t == Scalar::I64) {
       std::string why;
       int64_t xs[2] = {a.atom.lit.integer, b.atom.lit.integer};
-      auto r = eval_prim_i64(p, xs, &why);
-      if (!r) {
-        diags_.error(span, why);
-        return Val::error(span);
+      if (auto r = eval_prim_i64(p, xs, &why)) {
+        Val out = literal_int(*r, span);
+        out.weak = a.weak && b.weak;
+        return out;
       }
-      Val out = literal_int(*r, span);
-      out.weak = a.weak && b.weak;
-      return out;
-    }
-    if (is_real(t) && prim_info(p).eval_f64) {
+    } else if (is_real(t) && prim_info(p).eval_f64) {
       double xs[2] = {a.atom.lit.real, b.atom.lit.real};
       Val out = literal_real(prim_info(p).eval_f64(xs), span);
       out = convert_literal(out, t);

@@ -34,6 +34,18 @@ Val FunctionChecker::call(const ast::Call& c, Span span) {
     return user_call(*name, args, span, c.callee.span);
   }
   const std::string& n = c.callee.name;
+  if (ast::deriv_kind_from_name(n) && !ctx_.find(n)) {
+    // `grad(f, w)` alone: the arguments name a function and parameters, not values.
+    std::string text = n + "(";
+    for (size_t k = 0; k < c.args.size(); ++k) {
+      const auto* a = c.args[k]->as<ast::Name>();
+      text += (k ? ", " : "") + (a ? a->name : std::string("..."));
+    }
+    text += ")";
+    diags_.error(span, "`" + text + "` is a function, not a value",
+                 "call it with arguments, as in `" + text + "(...)`");
+    return Val::error(span);
+  }
   if (!ctx_.find(n)) {
     bool handled = false;
     Val v = builtin_call(c, span, &handled);
@@ -43,16 +55,23 @@ Val FunctionChecker::call(const ast::Call& c, Span span) {
     if (ctx_.broken.count(n)) return Val::error(span);
     std::string help;
     std::string best;
-    size_t best_d = 3;
-    for (const auto& [cand, sig] : ctx_.signatures) {
-      if (sig.derivation) continue;
-      size_t d = 0;  // cheap distance: length difference plus mismatches
-      for (size_t k = 0; k < std::max(cand.size(), n.size()); ++k) {
-        d += k >= cand.size() || k >= n.size() || cand[k] != n[k];
-      }
+    size_t best_d = n.size() <= 2 ? 2 : 3;  // suggest up to 1 (short names) or 2 edits away
+    auto consider = [&](const std::string& cand) {
+      const size_t d = edit_distance(n, cand);
       if (d < best_d) {
         best_d = d;
         best = cand;
+      }
+    };
+    for (const auto& [cand, sig] : ctx_.signatures) {
+      if (!sig.derivation) consider(cand);
+    }
+    // Built-ins too: `exq(x)` is more likely `exp(x)` than the prelude's `eye(x)`.
+    for (const char* b : {"size", "f64", "f32", "i64"}) consider(b);
+    for (int k = 0; k < static_cast<int>(Prim::kCount); ++k) {
+      const PrimInfo& info = prim_info(static_cast<Prim>(k));
+      if (info.spelling == Spelling::Function && info.name != "select" && prim_by_name(info.name)) {
+        consider(std::string(info.name));
       }
     }
     if (!best.empty()) help = "did you mean `" + best + "`?";
@@ -86,10 +105,12 @@ Val FunctionChecker::builtin_call(const ast::Call& c, Span span, bool* handled) 
       return Val::error(span);
     }
     if (x.type.is_tuple || k->value < 0 || static_cast<size_t>(k->value) >= x.type.rank()) {
+      const auto* xn = c.args[0]->as<ast::Name>();
+      const std::string xs = xn ? xn->name : "x";
       diags_.error(c.args[1]->span,
-                   "`size(x, " + std::to_string(k->value) + ")` needs a tensor with more than " +
-                       std::to_string(k->value) + " dimensions; x has type " +
-                       x.type.to_string());
+                   "`size(" + xs + ", " + std::to_string(k->value) +
+                       ")` needs a tensor with more than " + std::to_string(k->value) +
+                       " dimensions; " + xs + " has type " + x.type.to_string());
       return Val::error(span);
     }
     SizeExpr s = x.type.shape[static_cast<size_t>(k->value)];

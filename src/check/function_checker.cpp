@@ -52,7 +52,6 @@ const Binding* FunctionChecker::lookup(const std::string& name) const {
   return nullptr;
 }
 
-namespace {
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -65,7 +64,6 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   }
   return prev[b.size()];
 }
-}  // namespace
 
 std::string FunctionChecker::suggest(const std::string& name) const {
   std::string best;

@@ -15,6 +15,9 @@
 
 namespace cot::check {
 
+// Levenshtein distance, for "did you mean" suggestions.
+size_t edit_distance(const std::string& a, const std::string& b);
+
 class FunctionChecker {
  public:
   FunctionChecker(ProgramContext& ctx, ir::Function& fn, DiagnosticSink& diags)

@@ -1,5 +1,6 @@
 #include "check/signature.h"
 
+#include <algorithm>
 #include <set>
 
 namespace cot::check {
@@ -47,6 +48,13 @@ std::optional<SizeExpr> dim_from_ast(const ast::Expr& e, DiagnosticSink& diags) 
         out = SizeExpr::divide(*l, *r);
         if (!out) {
           diags.error(e.span, "division by zero in a dimension");
+          return std::nullopt;
+        }
+        if (auto a = l->as_constant(), b = r->as_constant(); a && b && *a % *b != 0) {
+          diags.error(e.span,
+                      "`/` in a dimension must divide exactly: " + std::to_string(*a) + " / " +
+                          std::to_string(*b) + " does not",
+                      kDimHelp);
           return std::nullopt;
         }
         break;
@@ -114,6 +122,36 @@ bool match_structure(const Type& want, const Type& have, std::map<std::string, S
   return true;
 }
 
+// Size variables of `want` in the dimensions where `want`, instantiated, differs from `have`
+// (which has the same structure and ranks).
+void mismatched_vars(const Type& want, const Type& have,
+                     const std::map<std::string, SizeExpr>& bind, std::set<std::string>& out) {
+  if (want.is_tuple) {
+    for (size_t i = 0; i < want.elems.size(); ++i) {
+      mismatched_vars(want.elems[i], have.elems[i], bind, out);
+    }
+    return;
+  }
+  for (size_t d = 0; d < want.rank(); ++d) {
+    if (want.shape[d].substitute(bind) == have.shape[d]) continue;
+    for (const auto& v : want.shape[d].vars()) out.insert(v);
+  }
+}
+
+// Whether `v` is a whole dimension of `t` (where a call binds it).
+bool binds_var(const Type& t, const std::string& v) {
+  if (t.is_tuple) {
+    for (const auto& e : t.elems) {
+      if (binds_var(e, v)) return true;
+    }
+    return false;
+  }
+  for (const auto& d : t.shape) {
+    if (d.as_var() == v) return true;
+  }
+  return false;
+}
+
 const char* deriv_word(ast::DerivKind k) { return ast::to_string(k); }
 
 }  // namespace
@@ -134,6 +172,10 @@ std::optional<Type> type_from_ast(const ast::TypeAst& t, DiagnosticSink& diags) 
   bool ok = true;
   for (const auto& d : t.dims) {
     auto s = dim_from_ast(*d, diags);
+    if (s && s->as_constant() && *s->as_constant() < 0) {
+      diags.error(d->span, "a dimension cannot be negative (" + s->to_string() + ")", kDimHelp);
+      s.reset();
+    }
     if (s) shape.push_back(*s);
     else ok = false;
   }
@@ -161,11 +203,16 @@ std::optional<std::vector<ir::SizeVar>> bind_size_vars(const Signature& sig,
   for (const auto& v : mentioned) {
     if (!bound.count(v)) {
       Span where = sig.span;
-      for (size_t p = 0; p < sig.param_types.size(); ++p) {
-        if (sig.param_types[p].to_string().find(v) != std::string::npos) {
-          where = sig.param_spans[p];
-          break;
-        }
+      bool found = false;
+      for (size_t p = 0; p < sig.param_types.size() && !found; ++p) {
+        std::vector<int> at;
+        for_each_tensor(sig.param_types[p], at, [&](const Type& t, const std::vector<int>&) {
+          for (const auto& d : t.shape) {
+            const auto vs = d.vars();
+            found = found || std::find(vs.begin(), vs.end(), v) != vs.end();
+          }
+        });
+        if (found) where = sig.param_spans[p];
       }
       diags.error(where, "size variable " + v + " cannot be determined from the arguments",
                   "give some parameter a dimension that is exactly `" + v + "`");
@@ -174,10 +221,11 @@ std::optional<std::vector<ir::SizeVar>> bind_size_vars(const Signature& sig,
   }
   // The result type may only use size variables of the parameters.
   std::vector<int> path;
+  std::set<std::string> reported;
   for_each_tensor(sig.result, path, [&](const Type& t, const std::vector<int>&) {
     for (const auto& d : t.shape) {
       for (const auto& v : d.vars()) {
-        if (!bound.count(v) && !mentioned.count(v)) {
+        if (!bound.count(v) && !mentioned.count(v) && reported.insert(v).second) {
           diags.error(sig.span,
                       "the result type of " + sig.name + " uses size variable " + v +
                           ", which no parameter type has",
@@ -204,11 +252,19 @@ std::optional<Type> instantiate(const Signature& sig, const std::vector<Type>& a
     Type want = substitute(sig.param_types[i], bind);
     if (want != args[i]) {
       *bad_arg = static_cast<int>(i);
-      *why = "expected " + want.to_string();
-      if (want.to_string() != sig.param_types[i].to_string()) {
-        *why += " (" + sig.param_types[i].to_string() + " here)";
+      *why = "expected " + want.to_string() + ", found " + args[i].to_string();
+      // Name each size variable behind a mismatch and the argument that fixed it.
+      std::set<std::string> vars;
+      mismatched_vars(sig.param_types[i], args[i], bind, vars);
+      for (const auto& v : vars) {
+        size_t from = 0;
+        while (from < args.size() && !binds_var(sig.param_types[from], v)) ++from;
+        auto it = bind.find(v);
+        if (from == args.size() || it == bind.end()) continue;
+        *why += "; size variable " + v + " is " + it->second.to_string() + ", from argument " +
+                std::to_string(from + 1) + " (`" + sig.param_names[from] + "`: " +
+                args[from].to_string() + ")";
       }
-      *why += ", found " + args[i].to_string();
       return std::nullopt;
     }
   }
