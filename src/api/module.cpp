@@ -136,6 +136,55 @@ Result<FunctionInfo> Module::function(const std::string& name) const {
 }
 
 namespace {
+
+// Values built through the API can hold shapes that cannot exist (negative or overflowing
+// dimensions keep their shape but get no storage); they are refused here, by parameter name,
+// before the interpreter reads them.
+std::optional<std::string> malformed(const Value& v) {
+  if (v.is_tuple()) {
+    for (const auto& e : v.elems()) {
+      if (auto why = malformed(e)) return why;
+    }
+    return std::nullopt;
+  }
+  int64_t n = 0;
+  std::string shape = "[";
+  for (size_t d = 0; d < v.shape().size(); ++d) {
+    shape += (d ? ", " : "") + std::to_string(v.shape()[d]);
+  }
+  shape += "]";
+  if (!Value::checked_numel(v.shape(), &n)) {
+    return "its shape " + shape + " has a negative dimension or too many elements";
+  }
+  size_t have = 0;
+  switch (v.dtype()) {
+    case DType::F64: have = v.f64_data().size(); break;
+    case DType::F32: have = v.f32_data().size(); break;
+    case DType::I64: have = v.i64_data().size(); break;
+    case DType::Bool: have = v.bool_data().size(); break;
+  }
+  if (static_cast<int64_t>(have) != n) {
+    return "its shape " + shape + " needs " + std::to_string(n) + " elements but it has " +
+           std::to_string(have);
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_arguments(const cot::ir::Function& f, const std::vector<Value>& args) {
+  for (size_t i = 0; i < args.size() && i < f.params.size(); ++i) {
+    if (auto why = malformed(args[i])) {
+      Error e;
+      e.message = "argument " + std::to_string(i + 1) + " (`" +
+                  f.vars[static_cast<size_t>(f.params[i])].name + "`) of `" + f.name +
+                  "` is not a valid value: " + *why;
+      e.help = "build tensors with Value::zeros and a shape of non-negative dimensions";
+      e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
 cot::interp::Options interp_options(const EvalOptions& o) {
   cot::interp::Options opts;
   opts.max_while_iterations = o.max_while_iterations;
@@ -147,6 +196,7 @@ Result<Value> Module::evaluate(const std::string& fn, const std::vector<Value>& 
                                const EvalOptions& options) const {
   const cot::ir::Function* f = impl_->program.find(fn);
   if (!f || f->derivation) return no_function(impl_->program, fn);
+  if (auto e = check_arguments(*f, args)) return *e;
   auto r = cot::interp::evaluate(impl_->program, fn, args, nullptr, interp_options(options));
   if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);
   return std::get<Value>(std::move(r));
@@ -156,6 +206,7 @@ Result<CostReport> Module::cost(const std::string& fn, const std::vector<Value>&
                                 const EvalOptions& options) const {
   const cot::ir::Function* f = impl_->program.find(fn);
   if (!f || f->derivation) return no_function(impl_->program, fn);
+  if (auto e = check_arguments(*f, args)) return *e;
   cot::interp::CostCounts counts;
   auto r = cot::interp::evaluate(impl_->program, fn, args, &counts, interp_options(options));
   if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);

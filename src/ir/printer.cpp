@@ -11,16 +11,13 @@
 namespace cot::ir {
 namespace {
 
-// Words a variable may not be printed as: keywords and type names, built-in functions (some
-// are primitives, some are not in the table, like `size`), derivative operators, the wildcard.
+// Words a variable may not be printed as: keywords, type names and the wildcard. Function
+// names (built-in, derivative operators, the program's own) live in a separate namespace: a
+// name in call position is always a function, so parameters keep their names even when they
+// coincide with one (`def f(exp: f64) -> f64 { exp(exp) }`).
 constexpr std::string_view kKeywords[] = {"def",   "let", "for",  "sum",   "max",  "min",   "loop",
                                           "while", "if",  "then", "else",  "true", "false", "f64",
                                           "f32",   "i64", "bool", "accum", "_"};
-constexpr std::string_view kBuiltins[] = {
-    "exp",     "log",   "sin",   "cos",    "tan", "tanh",  "sqrt", "abs",
-    "sigmoid", "log1p", "expm1", "lgamma", "pow", "atan2", "size", "stop_gradient"};
-constexpr std::string_view kDerivativeOps[] = {"grad", "value_and_grad", "jvp",
-                                               "vjp",  "jacobian",       "hessian"};
 
 bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
@@ -59,11 +56,8 @@ void collect_size_names(const Type& t, std::set<std::string>& out) {
 // rest by id.
 class Names {
  public:
-  Names(const Program& program, const Function& f, bool params_only = false) {
+  Names(const Program& /*program*/, const Function& f, bool params_only = false) {
     for (auto w : kKeywords) used_.insert(std::string(w));
-    for (auto w : kBuiltins) used_.insert(std::string(w));
-    for (auto w : kDerivativeOps) used_.insert(std::string(w));
-    for (const auto& g : program.functions) used_.insert(g.name);
     std::set<std::string> sizes;
     for (VarId p : f.params) {
       if (valid(f, p)) collect_size_names(f.type_of(p), sizes);

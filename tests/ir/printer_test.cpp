@@ -186,18 +186,20 @@ Program names_program() {
   return p;
 }
 
+// Function names (built-in, derivative operators, the program's) are a separate namespace
+// from variables, so they are kept; keywords, size variables and duplicates are renamed.
 TEST(Printer, NamesAreUniqueLegalAndAvoidReservedWords) {
   Program p = names_program();
   const Function& f = *p.find("f");
   EXPECT_EQ(print_function(p, f),
-            "def f(x: f64[n], exp_2: f64) -> (f64[n], f64) {\n"
-            "  let x_3 = -exp_2\n"
+            "def f(x: f64[n], exp: f64) -> (f64[n], f64) {\n"
+            "  let x_3 = -exp\n"
             "  let sum_4 = -x_3\n"
-            "  let helper_5 = -sum_4\n"
-            "  let t6 = -helper_5\n"
+            "  let helper = -sum_4\n"
+            "  let t6 = -helper\n"
             "  let n_7 = -t6\n"
-            "  let grad_8 = -n_7\n"
-            "  let d_x_ = -grad_8\n"
+            "  let grad = -n_7\n"
+            "  let d_x_ = -grad\n"
             "  let t10 = -d_x_\n"
             "  let t11 = (x, t10)\n"
             "  t11\n"
