@@ -27,7 +27,7 @@ template <class T>
 class Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(std::vector<Error> errors) : v_(std::move(errors)) {}  // NOLINT
+  Result(std::vector<Error> errors) : v_(std::move(errors)) {}       // NOLINT
   Result(Error error) : v_(std::vector<Error>{std::move(error)}) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }

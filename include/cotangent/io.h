@@ -22,7 +22,6 @@ struct ValueKind {
   std::string spelling;  // the declared type as written, e.g. "f64[n, m]", for messages
 };
 
-
 // Reads the arguments of a function from a JSON object with one entry per parameter.
 // `names` and `kinds` describe the parameters in order. Missing, extra or malformed entries are
 // errors naming the parameter and the position inside it (for example `x[1][2]`).
@@ -31,7 +30,8 @@ Result<std::vector<Value>> arguments_from_json(std::string_view text, const std:
                                                const std::vector<ValueKind>& kinds);
 
 // One value from parsed JSON text (used for single values and tests).
-Result<Value> value_from_json(std::string_view text, const std::string& file, const ValueKind& kind);
+Result<Value> value_from_json(std::string_view text, const std::string& file,
+                              const ValueKind& kind);
 
 // JSON text of a value: tensors as nested arrays, tuples as arrays, reals with 17 significant
 // digits, non-finite reals as "inf", "-inf", "nan".

@@ -56,10 +56,18 @@ ValueKind kind_of(const cot::Type& t) {
     return k;
   }
   switch (t.elem) {
-    case cot::Scalar::F64: k.dtype = DType::F64; break;
-    case cot::Scalar::F32: k.dtype = DType::F32; break;
-    case cot::Scalar::I64: k.dtype = DType::I64; break;
-    case cot::Scalar::Bool: k.dtype = DType::Bool; break;
+    case cot::Scalar::F64:
+      k.dtype = DType::F64;
+      break;
+    case cot::Scalar::F32:
+      k.dtype = DType::F32;
+      break;
+    case cot::Scalar::I64:
+      k.dtype = DType::I64;
+      break;
+    case cot::Scalar::Bool:
+      k.dtype = DType::Bool;
+      break;
   }
   k.rank = static_cast<int>(t.rank());
   return k;
@@ -129,8 +137,8 @@ Result<FunctionInfo> Module::function(const std::string& name) const {
   info.result_type = f->result_type.to_string();
   for (size_t i = 0; i < f->params.size(); ++i) {
     const auto& t = f->type_of(f->params[i]);
-    info.params.push_back(ParamInfo{f->vars[static_cast<size_t>(f->params[i])].name,
-                                    t.to_string(), kind_of(t)});
+    info.params.push_back(
+        ParamInfo{f->vars[static_cast<size_t>(f->params[i])].name, t.to_string(), kind_of(t)});
   }
   return info;
 }
@@ -158,10 +166,18 @@ std::optional<std::string> malformed(const Value& v) {
   }
   size_t have = 0;
   switch (v.dtype()) {
-    case DType::F64: have = v.f64_data().size(); break;
-    case DType::F32: have = v.f32_data().size(); break;
-    case DType::I64: have = v.i64_data().size(); break;
-    case DType::Bool: have = v.bool_data().size(); break;
+    case DType::F64:
+      have = v.f64_data().size();
+      break;
+    case DType::F32:
+      have = v.f32_data().size();
+      break;
+    case DType::I64:
+      have = v.i64_data().size();
+      break;
+    case DType::Bool:
+      have = v.bool_data().size();
+      break;
   }
   if (static_cast<int64_t>(have) != n) {
     return "its shape " + shape + " needs " + std::to_string(n) + " elements but it has " +

@@ -7,28 +7,49 @@
 namespace cot::check {
 namespace {
 
-bool is_int_literal(const Val& v) { return v.weak && !v.atom.is_var && v.atom.lit.type == Scalar::I64; }
-bool is_real_literal(const Val& v) { return v.weak && !v.atom.is_var && is_real(v.atom.lit.type); }
+bool is_int_literal(const Val& v) {
+  return v.weak && !v.atom.is_var && v.atom.lit.type == Scalar::I64;
+}
+bool is_real_literal(const Val& v) {
+  return v.weak && !v.atom.is_var && is_real(v.atom.lit.type);
+}
 
-std::string op_text(ast::BinOp op) { return std::string("`") + ast::to_string(op) + "`"; }
+std::string op_text(ast::BinOp op) {
+  return std::string("`") + ast::to_string(op) + "`";
+}
 
 Prim prim_of(ast::BinOp op, Scalar t) {
   switch (op) {
-    case ast::BinOp::Add: return Prim::Add;
-    case ast::BinOp::Sub: return Prim::Sub;
-    case ast::BinOp::Mul: return Prim::Mul;
-    case ast::BinOp::Div: return t == Scalar::I64 ? Prim::ExactDiv : Prim::Div;
-    case ast::BinOp::FloorDiv: return Prim::FloorDiv;
-    case ast::BinOp::Mod: return Prim::Mod;
-    case ast::BinOp::Lt: return Prim::Lt;
-    case ast::BinOp::Le: return Prim::Le;
-    case ast::BinOp::Gt: return Prim::Gt;
-    case ast::BinOp::Ge: return Prim::Ge;
-    case ast::BinOp::Eq: return Prim::Eq;
-    case ast::BinOp::Ne: return Prim::Ne;
-    case ast::BinOp::And: return Prim::And;
-    case ast::BinOp::Or: return Prim::Or;
-    case ast::BinOp::Pow: return Prim::Pow;
+    case ast::BinOp::Add:
+      return Prim::Add;
+    case ast::BinOp::Sub:
+      return Prim::Sub;
+    case ast::BinOp::Mul:
+      return Prim::Mul;
+    case ast::BinOp::Div:
+      return t == Scalar::I64 ? Prim::ExactDiv : Prim::Div;
+    case ast::BinOp::FloorDiv:
+      return Prim::FloorDiv;
+    case ast::BinOp::Mod:
+      return Prim::Mod;
+    case ast::BinOp::Lt:
+      return Prim::Lt;
+    case ast::BinOp::Le:
+      return Prim::Le;
+    case ast::BinOp::Gt:
+      return Prim::Gt;
+    case ast::BinOp::Ge:
+      return Prim::Ge;
+    case ast::BinOp::Eq:
+      return Prim::Eq;
+    case ast::BinOp::Ne:
+      return Prim::Ne;
+    case ast::BinOp::And:
+      return Prim::And;
+    case ast::BinOp::Or:
+      return Prim::Or;
+    case ast::BinOp::Pow:
+      return Prim::Pow;
   }
   return Prim::Add;
 }
@@ -59,10 +80,10 @@ std::optional<int64_t> literal_exponent(const ast::Expr& e) {
 Val FunctionChecker::convert_literal(const Val& v, Scalar to) {
   Val out = v;
   out.type = Type::scalar(to);
-  out.atom = is_real(to) ? ir::Atom::real(
-                               v.atom.lit.type == Scalar::I64 ? static_cast<double>(v.atom.lit.integer)
-                                                              : v.atom.lit.real,
-                               to)
+  out.atom = is_real(to) ? ir::Atom::real(v.atom.lit.type == Scalar::I64
+                                              ? static_cast<double>(v.atom.lit.integer)
+                                              : v.atom.lit.real,
+                                          to)
                          : v.atom;
   if (to == Scalar::F32) out.atom.lit.real = static_cast<float>(out.atom.lit.real);
   if (is_real(to)) {
@@ -87,9 +108,10 @@ Val FunctionChecker::coerce(const Val& v, const Type& want, Span span, const std
                v.type.elem != Scalar::Bool) {
       help = std::string("convert it with `") + to_string(want.elem) + "(...)`";
     }
-    diags_.error(span, what + " has type " + v.type.to_string() + ", but " + want.to_string() +
-                           " is expected",
-                 help);
+    diags_.error(
+        span,
+        what + " has type " + v.type.to_string() + ", but " + want.to_string() + " is expected",
+        help);
     return Val::error(span);
   }
   Val out = v;
@@ -125,10 +147,10 @@ bool FunctionChecker::unify_scalar_types(Val& a, Val& b, Span span, const std::s
   } else if (is_real(ta) && is_real(tb)) {
     help = "convert one side with `f64(...)` or `f32(...)`";
   }
-  diags_.error(span,
-               "mismatched types " + std::string(to_string(ta)) + " and " + to_string(tb) +
-                   " for " + op,
-               help);
+  diags_.error(
+      span,
+      "mismatched types " + std::string(to_string(ta)) + " and " + to_string(tb) + " for " + op,
+      help);
   return false;
 }
 
@@ -210,9 +232,8 @@ Val FunctionChecker::unary(const ast::Unary& u, Span span) {
       out.atom = ir::Atom::boolean(!a.atom.lit.boolean);
       return out;
     }
-    return elementwise({a}, span, "`!`", [&](const std::vector<Val>& xs) {
-      return prim(Prim::Not, xs, span);
-    });
+    return elementwise({a}, span, "`!`",
+                       [&](const std::vector<Val>& xs) { return prim(Prim::Not, xs, span); });
   }
   // Negation; literals fold so that `-1` stays a literal.
   if (!a.atom.is_var && a.atom.lit.type == Scalar::I64 && a.atom.lit.integer != INT64_MIN) {
@@ -228,9 +249,8 @@ Val FunctionChecker::unary(const ast::Unary& u, Span span) {
     diags_.error(span, "`-` needs a number, found " + a.type.to_string());
     return Val::error(span);
   }
-  Val out = elementwise({a}, span, "`-`", [&](const std::vector<Val>& xs) {
-    return prim(Prim::Neg, xs, span);
-  });
+  Val out = elementwise({a}, span, "`-`",
+                        [&](const std::vector<Val>& xs) { return prim(Prim::Neg, xs, span); });
   if (out.ok && a.affine) {
     out.affine = Affine::scale(*a.affine, -1);
     if (a.size) out.size = -*a.size;
@@ -418,7 +438,8 @@ Val FunctionChecker::power(const ast::Binary& b, Span span) {
 
 Val FunctionChecker::int_power(const Val& base, int64_t k, Span span) {
   const Scalar t = base.type.elem;
-  if (k == 0) return t == Scalar::I64 ? literal_int(1, span) : convert_literal(literal_real(1.0, span), t);
+  if (k == 0)
+    return t == Scalar::I64 ? literal_int(1, span) : convert_literal(literal_real(1.0, span), t);
   if (!base.atom.is_var && is_real(t)) {
     Val out = literal_real(std::pow(base.atom.lit.real, static_cast<double>(k)), span);
     return convert_literal(out, t);

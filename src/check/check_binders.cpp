@@ -36,8 +36,9 @@ FunctionChecker::BinderScope FunctionChecker::open_binders(const std::vector<ast
         Val v = expr(*b.extent);
         if (v.ok) {
           diags_.error(b.extent->span,
-                       "the extent of `" + b.name + "` must be a size expression known from the "
-                       "argument shapes",
+                       "the extent of `" + b.name +
+                           "` must be a size expression known from the "
+                           "argument shapes",
                        "use integer literals, size variables, `size(x, k)` and `+ - * /`; to "
                        "skip part of a range, guard the body with an Iverson bracket "
                        "`[cond] * e`");
@@ -205,9 +206,8 @@ Val FunctionChecker::accum(const ast::Accum& a, Span span) {
     }
     const size_t r = a.shape.size();  // as written, even when a dimension failed
     if (!v.type.is_tuple || v.type.elems.size() != r + 1) {
-      diags_.error(a.body->span,
-                   "the body of `accum` must be a tuple of " + std::to_string(r) +
-                       " indices and a value, found " + v.type.to_string());
+      diags_.error(a.body->span, "the body of `accum` must be a tuple of " + std::to_string(r) +
+                                     " indices and a value, found " + v.type.to_string());
       ok = false;
       return;
     }
@@ -215,8 +215,8 @@ Val FunctionChecker::accum(const ast::Accum& a, Span span) {
     for (size_t k = 0; k < r; ++k) {
       Val ik = tuple_elem(v, k, a.body->span);
       if (!ik.type.is_scalar() || ik.type.elem != Scalar::I64) {
-        diags_.error(a.body->span, "an index of `accum` must be an integer (i64), found " +
-                                       ik.type.to_string());
+        diags_.error(a.body->span,
+                     "an index of `accum` must be an integer (i64), found " + ik.type.to_string());
         ok = false;
         return;
       }

@@ -8,7 +8,9 @@
 namespace cot::check {
 namespace {
 
-bool is_conversion(const std::string& n) { return n == "f64" || n == "f32" || n == "i64"; }
+bool is_conversion(const std::string& n) {
+  return n == "f64" || n == "f32" || n == "i64";
+}
 
 Scalar conversion_target(const std::string& n) {
   return n == "f64" ? Scalar::F64 : n == "f32" ? Scalar::F32 : Scalar::I64;
@@ -107,10 +109,10 @@ Val FunctionChecker::builtin_call(const ast::Call& c, Span span, bool* handled) 
     if (x.type.is_tuple || k->value < 0 || static_cast<size_t>(k->value) >= x.type.rank()) {
       const auto* xn = c.args[0]->as<ast::Name>();
       const std::string xs = xn ? xn->name : "x";
-      diags_.error(c.args[1]->span,
-                   "`size(" + xs + ", " + std::to_string(k->value) +
-                       ")` needs a tensor with more than " + std::to_string(k->value) +
-                       " dimensions; " + xs + " has type " + x.type.to_string());
+      diags_.error(c.args[1]->span, "`size(" + xs + ", " + std::to_string(k->value) +
+                                        ")` needs a tensor with more than " +
+                                        std::to_string(k->value) + " dimensions; " + xs +
+                                        " has type " + x.type.to_string());
       return Val::error(span);
     }
     SizeExpr s = x.type.shape[static_cast<size_t>(k->value)];
@@ -201,8 +203,8 @@ Val FunctionChecker::user_call(const std::string& callee, const std::vector<Val>
   if (!sig) return Val::error(span);
   if (in_args.size() != sig->param_types.size()) {
     diags_.error(span,
-                 "`" + callee + "` takes " + std::to_string(sig->param_types.size()) +
-                     " argument" + (sig->param_types.size() == 1 ? "" : "s") + ", but " +
+                 "`" + callee + "` takes " + std::to_string(sig->param_types.size()) + " argument" +
+                     (sig->param_types.size() == 1 ? "" : "s") + ", but " +
                      std::to_string(in_args.size()) + (in_args.size() == 1 ? " was" : " were") +
                      " given",
                  "its signature is " + signature_text(*sig));

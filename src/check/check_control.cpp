@@ -45,9 +45,9 @@ Val FunctionChecker::bool_scalar(const ast::Expr& e, const std::string& what) {
   Val v = expr(e);
   if (!v.ok) return v;
   if (!v.type.is_scalar() || v.type.elem != Scalar::Bool) {
-    diags_.error(e.span, what + " must be a bool, found " + v.type.to_string(),
-                 v.type.is_scalar() && is_numeric(v.type.elem) ? "compare it, as in `x > 0.0`"
-                                                                : "");
+    diags_.error(
+        e.span, what + " must be a bool, found " + v.type.to_string(),
+        v.type.is_scalar() && is_numeric(v.type.elem) ? "compare it, as in `x > 0.0`" : "");
     return Val::error(e.span);
   }
   return v;
@@ -82,9 +82,8 @@ Val FunctionChecker::iverson_product(const ast::Binary& b, Span span) {
           diags_.error(acc.span, "`-` needs a number, found " + acc.type.to_string());
           return Val::error(span);
         }
-        return elementwise({acc}, span, "`-`", [&](const std::vector<Val>& xs) {
-          return prim(Prim::Neg, xs, span);
-        });
+        return elementwise({acc}, span, "`-`",
+                           [&](const std::vector<Val>& xs) { return prim(Prim::Neg, xs, span); });
       },
       span);
 }
@@ -111,7 +110,8 @@ Val FunctionChecker::guarded(const std::vector<const ast::Expr*>& conjuncts, siz
         }
         Pred q = c.atom.is_var ? Pred::atom_of(c.atom.var)
                                : (c.atom.lit.boolean ? Pred::truth() : Pred::falsity());
-        return make_guard(q, [&] { return guarded(conjuncts, j + 1, body, span); }, span);
+        return make_guard(
+            q, [&] { return guarded(conjuncts, j + 1, body, span); }, span);
       },
       span);
 }
@@ -130,7 +130,8 @@ Val FunctionChecker::make_guard(const Pred& pred, const std::function<Val()>& bo
     if (!v.type.is_real_valued()) {
       diags_.error(v.span,
                    "an Iverson bracket is a real number and can only multiply real values; this "
-                   "has type " + v.type.to_string(),
+                   "has type " +
+                       v.type.to_string(),
                    "for other types use `if c then e else ...`");
       v = Val::error(span);
       return;
@@ -178,9 +179,8 @@ Val FunctionChecker::if_expr(const ast::If& i, Span span) {
     } else if (b.weak) {
       b = coerce(b, a.type, i.else_branch->span, "this branch");
     } else {
-      diags_.error(span,
-                   "the branches of `if` have different types: " + a.type.to_string() + " and " +
-                       b.type.to_string());
+      diags_.error(span, "the branches of `if` have different types: " + a.type.to_string() +
+                             " and " + b.type.to_string());
       return Val::error(span);
     }
     if (!a.ok || !b.ok) return Val::error(span);
@@ -230,8 +230,10 @@ Val FunctionChecker::loop(const ast::Loop& l, Span span) {
       push_scope();
       bind_state();
       Val c = bool_scalar(*l.cond, "the condition of `while`");
-      if (c.ok) blocks_.back()->results = {c.atom};
-      else ok = false;
+      if (c.ok)
+        blocks_.back()->results = {c.atom};
+      else
+        ok = false;
       pop_scope();
     });
     if (!ok) return Val::error(span);
@@ -239,10 +241,10 @@ Val FunctionChecker::loop(const ast::Loop& l, Span span) {
     Val count = expr(*l.count);
     if (!count.ok) return count;
     if (!count.type.is_scalar() || count.type.elem != Scalar::I64) {
-      diags_.error(l.count->span,
-                   "the trip count of `loop` must be an integer (i64), found " +
-                       count.type.to_string(),
-                   "convert it with `i64(...)`");
+      diags_.error(
+          l.count->span,
+          "the trip count of `loop` must be an integer (i64), found " + count.type.to_string(),
+          "convert it with `i64(...)`");
       return Val::error(span);
     }
     op.count = count.atom;
@@ -263,9 +265,8 @@ Val FunctionChecker::loop(const ast::Loop& l, Span span) {
         next = coerce(next, type, l.body->span, "the loop body");
       } else {
         diags_.error(l.body->span,
-                     "the loop body yields " + next.type.to_string() +
-                         ", but the state has type " + type.to_string() +
-                         " (the type of its initial value)",
+                     "the loop body yields " + next.type.to_string() + ", but the state has type " +
+                         type.to_string() + " (the type of its initial value)",
                      init_was_int_literal ? "write the initial value as a real, e.g. `0.0`"
                                           : "the body must yield the next state");
         next = Val::error(span);

@@ -54,11 +54,20 @@ std::optional<SizeExpr> FunctionChecker::try_size(const ast::Expr& e) const {
     if (!a || !b) return std::nullopt;
     std::optional<SizeExpr> out;
     switch (bin->op) {
-      case ast::BinOp::Add: out = *a + *b; break;
-      case ast::BinOp::Sub: out = *a - *b; break;
-      case ast::BinOp::Mul: out = *a * *b; break;
-      case ast::BinOp::Div: out = SizeExpr::divide(*a, *b); break;
-      default: return std::nullopt;
+      case ast::BinOp::Add:
+        out = *a + *b;
+        break;
+      case ast::BinOp::Sub:
+        out = *a - *b;
+        break;
+      case ast::BinOp::Mul:
+        out = *a * *b;
+        break;
+      case ast::BinOp::Div:
+        out = SizeExpr::divide(*a, *b);
+        break;
+      default:
+        return std::nullopt;
     }
     if (!out || out->poisoned()) return std::nullopt;
     return out;
@@ -101,8 +110,10 @@ std::optional<Affine> FunctionChecker::try_affine(const ast::Expr& e) const {
     auto b = try_affine(*bin->rhs);
     if (!b) return std::nullopt;
     switch (bin->op) {
-      case ast::BinOp::Add: return Affine::add(*a, *b);
-      case ast::BinOp::Sub: return Affine::sub(*a, *b);
+      case ast::BinOp::Add:
+        return Affine::add(*a, *b);
+      case ast::BinOp::Sub:
+        return Affine::sub(*a, *b);
       default:
         if (a->is_constant()) return Affine::scale(*b, a->constant_term());
         if (b->is_constant()) return Affine::scale(*a, b->constant_term());
@@ -141,13 +152,26 @@ std::optional<Pred> FunctionChecker::try_pred(const ast::Expr& e) const {
     }
     const char* op = nullptr;
     switch (bin->op) {
-      case ast::BinOp::Lt: op = "<"; break;
-      case ast::BinOp::Le: op = "<="; break;
-      case ast::BinOp::Gt: op = ">"; break;
-      case ast::BinOp::Ge: op = ">="; break;
-      case ast::BinOp::Eq: op = "=="; break;
-      case ast::BinOp::Ne: op = "!="; break;
-      default: return std::nullopt;
+      case ast::BinOp::Lt:
+        op = "<";
+        break;
+      case ast::BinOp::Le:
+        op = "<=";
+        break;
+      case ast::BinOp::Gt:
+        op = ">";
+        break;
+      case ast::BinOp::Ge:
+        op = ">=";
+        break;
+      case ast::BinOp::Eq:
+        op = "==";
+        break;
+      case ast::BinOp::Ne:
+        op = "!=";
+        break;
+      default:
+        return std::nullopt;
     }
     auto a = try_affine(*bin->lhs);
     if (!a) return std::nullopt;
@@ -184,8 +208,8 @@ Val FunctionChecker::index(const ast::Index& ix, Span span) {
       const Binding* b = lookup(n->name);
       if (b && b->kind == Binding::Kind::IndexVar && b->binder >= 0) {
         binders_[static_cast<size_t>(b->binder)].uses.emplace_back(
-            base.type.shape[d], ie.span, base_name + "[" + n->name + "] in dimension " +
-                                             std::to_string(d));
+            base.type.shape[d], ie.span,
+            base_name + "[" + n->name + "] in dimension " + std::to_string(d));
       }
     }
     if (auto a = try_affine(ie)) {

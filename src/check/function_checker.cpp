@@ -100,7 +100,8 @@ void FunctionChecker::bind_pattern(const ast::Pattern& p, const Val& v) {
         for (size_t j = 0; j < i; ++j) {
           if (p.elems[i].kind == ast::Pattern::Kind::Name &&
               p.elems[j].kind == ast::Pattern::Kind::Name && p.elems[i].name == p.elems[j].name) {
-            diags_.error(p.elems[i].span, "`" + p.elems[i].name + "` is bound twice in this pattern");
+            diags_.error(p.elems[i].span,
+                         "`" + p.elems[i].name + "` is bound twice in this pattern");
           }
         }
       }
@@ -112,9 +113,9 @@ void FunctionChecker::bind_pattern(const ast::Pattern& p, const Val& v) {
         diags_.error(p.span,
                      "cannot destructure a value of type " + v.type.to_string() +
                          " with a pattern of " + std::to_string(p.elems.size()) + " elements",
-                     v.type.is_tuple ? "the value has " + std::to_string(v.type.elems.size()) +
-                                           " elements"
-                                     : "only tuples can be destructured");
+                     v.type.is_tuple
+                         ? "the value has " + std::to_string(v.type.elems.size()) + " elements"
+                         : "only tuples can be destructured");
         for (const auto& e : p.elems) bind_pattern(e, Val::error(e.span));
         return;
       }
@@ -266,7 +267,8 @@ Val FunctionChecker::expr(const ast::Expr& e) {
         } else if constexpr (std::is_same_v<T, ast::Block>) {
           return block(node, e.span);
         } else if constexpr (std::is_same_v<T, ast::Iverson>) {
-          return guarded({node.cond.get()}, 0, [&] { return literal_real(1.0, e.span); }, e.span);
+          return guarded(
+              {node.cond.get()}, 0, [&] { return literal_real(1.0, e.span); }, e.span);
         } else if constexpr (std::is_same_v<T, ast::For>) {
           return gen(node, e.span);
         } else if constexpr (std::is_same_v<T, ast::Reduce>) {

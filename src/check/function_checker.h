@@ -128,7 +128,7 @@ class FunctionChecker {
     bool explicit_extent = false;
     // (extent, span of the use, description "x[i]")
     std::vector<std::tuple<SizeExpr, Span, std::string>> uses;
-    std::vector<int> equal_to;      // other binder records it is equated to in a guard
+    std::vector<int> equal_to;       // other binder records it is equated to in a guard
     std::optional<SizeExpr> extent;  // once known
   };
   std::vector<BinderRecord> binders_;

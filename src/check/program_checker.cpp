@@ -15,8 +15,8 @@ namespace {
 
 bool is_reserved_function_name(const std::string& n) {
   static const char* const kReserved[] = {
-      "size", "f64", "f32", "i64", "bool", "grad", "value_and_grad", "jvp", "vjp", "jacobian",
-      "hessian", "select"};
+      "size",           "f64", "f32", "i64",      "bool",    "grad",
+      "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "select"};
   for (const char* r : kReserved) {
     if (n == r) return true;
   }
@@ -95,8 +95,10 @@ std::optional<ir::Program> check_program(std::shared_ptr<SourceManager> sources,
       continue;
     }
     if (auto it = first_def.find(d.name); it != first_def.end()) {
-      Diagnostic diag{d.name_span, "function `" + d.name + "` is defined twice",
-                      "rename one of the definitions", {}};
+      Diagnostic diag{d.name_span,
+                      "function `" + d.name + "` is defined twice",
+                      "rename one of the definitions",
+                      {}};
       diag.notes.emplace_back(it->second->name_span, "first defined here");
       diags.add(std::move(diag));
       continue;

@@ -8,10 +8,14 @@ namespace {
 
 Scalar scalar_of(ast::ScalarKind k) {
   switch (k) {
-    case ast::ScalarKind::F64: return Scalar::F64;
-    case ast::ScalarKind::F32: return Scalar::F32;
-    case ast::ScalarKind::I64: return Scalar::I64;
-    case ast::ScalarKind::Bool: return Scalar::Bool;
+    case ast::ScalarKind::F64:
+      return Scalar::F64;
+    case ast::ScalarKind::F32:
+      return Scalar::F32;
+    case ast::ScalarKind::I64:
+      return Scalar::I64;
+    case ast::ScalarKind::Bool:
+      return Scalar::Bool;
   }
   return Scalar::F64;
 }
@@ -41,9 +45,15 @@ std::optional<SizeExpr> dim_from_ast(const ast::Expr& e, DiagnosticSink& diags) 
     if (!l || !r) return std::nullopt;
     std::optional<SizeExpr> out;
     switch (bin->op) {
-      case ast::BinOp::Add: out = *l + *r; break;
-      case ast::BinOp::Sub: out = *l - *r; break;
-      case ast::BinOp::Mul: out = *l * *r; break;
+      case ast::BinOp::Add:
+        out = *l + *r;
+        break;
+      case ast::BinOp::Sub:
+        out = *l - *r;
+        break;
+      case ast::BinOp::Mul:
+        out = *l * *r;
+        break;
       case ast::BinOp::Div:
         out = SizeExpr::divide(*l, *r);
         if (!out) {
@@ -101,8 +111,7 @@ Type substitute(const Type& t, const std::map<std::string, SizeExpr>& by) {
 // Binds size variables of `want` from `have` (first whole-dimension occurrences).
 bool match_structure(const Type& want, const Type& have, std::map<std::string, SizeExpr>& bind,
                      std::string* why) {
-  if (want.is_tuple != have.is_tuple ||
-      (want.is_tuple && want.elems.size() != have.elems.size())) {
+  if (want.is_tuple != have.is_tuple || (want.is_tuple && want.elems.size() != have.elems.size())) {
     *why = "expected " + want.to_string() + ", found " + have.to_string();
     return false;
   }
@@ -152,7 +161,9 @@ bool binds_var(const Type& t, const std::string& v) {
   return false;
 }
 
-const char* deriv_word(ast::DerivKind k) { return ast::to_string(k); }
+const char* deriv_word(ast::DerivKind k) {
+  return ast::to_string(k);
+}
 
 }  // namespace
 
@@ -162,8 +173,10 @@ std::optional<Type> type_from_ast(const ast::TypeAst& t, DiagnosticSink& diags) 
     bool ok = true;
     for (const auto& e : t.elems) {
       auto et = type_from_ast(e, diags);
-      if (et) elems.push_back(*et);
-      else ok = false;
+      if (et)
+        elems.push_back(*et);
+      else
+        ok = false;
     }
     if (!ok) return std::nullopt;
     return Type::tuple(std::move(elems));
@@ -176,8 +189,10 @@ std::optional<Type> type_from_ast(const ast::TypeAst& t, DiagnosticSink& diags) 
       diags.error(d->span, "a dimension cannot be negative (" + s->to_string() + ")", kDimHelp);
       s.reset();
     }
-    if (s) shape.push_back(*s);
-    else ok = false;
+    if (s)
+      shape.push_back(*s);
+    else
+      ok = false;
   }
   if (!ok) return std::nullopt;
   return Type::tensor(scalar_of(t.elem), std::move(shape));
@@ -262,8 +277,8 @@ std::optional<Type> instantiate(const Signature& sig, const std::vector<Type>& a
         auto it = bind.find(v);
         if (from == args.size() || it == bind.end()) continue;
         *why += "; size variable " + v + " is " + it->second.to_string() + ", from argument " +
-                std::to_string(from + 1) + " (`" + sig.param_names[from] + "`: " +
-                args[from].to_string() + ")";
+                std::to_string(from + 1) + " (`" + sig.param_names[from] +
+                "`: " + args[from].to_string() + ")";
       }
       return std::nullopt;
     }
@@ -304,14 +319,13 @@ std::optional<Signature> derived_signature(ast::DerivKind kind, const Signature&
                base.name + " returns " + r.to_string();
         return std::nullopt;
       }
-      s.result = kind == ast::DerivKind::Grad
-                     ? one_or_tuple(active_types())
-                     : Type::tuple({r, one_or_tuple(active_types())});
+      s.result = kind == ast::DerivKind::Grad ? one_or_tuple(active_types())
+                                              : Type::tuple({r, one_or_tuple(active_types())});
       return s;
     case ast::DerivKind::Jvp:
       if (!r.is_real_valued()) {
-        *why = "jvp needs a function with a real result; " + base.name + " returns " +
-               r.to_string();
+        *why =
+            "jvp needs a function with a real result; " + base.name + " returns " + r.to_string();
         return std::nullopt;
       }
       for (int w : wrt) {
@@ -323,8 +337,8 @@ std::optional<Signature> derived_signature(ast::DerivKind kind, const Signature&
       return s;
     case ast::DerivKind::Vjp:
       if (!r.is_real_valued()) {
-        *why = "vjp needs a function with a real result; " + base.name + " returns " +
-               r.to_string();
+        *why =
+            "vjp needs a function with a real result; " + base.name + " returns " + r.to_string();
         return std::nullopt;
       }
       s.param_names.push_back("ct");
@@ -346,13 +360,13 @@ std::optional<Signature> derived_signature(ast::DerivKind kind, const Signature&
         return std::nullopt;
       }
       if (kind == ast::DerivKind::Hessian && !scalar_real) {
-        *why = "hessian needs a function that returns a real scalar; " + base.name +
-               " returns " + r.to_string();
+        *why = "hessian needs a function that returns a real scalar; " + base.name + " returns " +
+               r.to_string();
         return std::nullopt;
       }
       if (kind == ast::DerivKind::Jacobian && (r.is_tuple || !is_real(r.elem))) {
-        *why = "jacobian needs a function that returns a real tensor; " + base.name +
-               " returns " + r.to_string();
+        *why = "jacobian needs a function that returns a real tensor; " + base.name + " returns " +
+               r.to_string();
         return std::nullopt;
       }
       std::vector<SizeExpr> shape = kind == ast::DerivKind::Hessian ? a.shape : r.shape;

@@ -133,7 +133,8 @@ std::optional<std::string> read_text(const std::string& path, std::string* error
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Loads the module and the arguments of FN from --input and --arg.
@@ -153,8 +154,8 @@ int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& mo
     auto it = std::find_if(params.begin(), params.end(),
                            [&](const cotangent::ParamInfo& p) { return p.name == name; });
     if (it == params.end()) {
-      return usage("--arg " + name + ": `" + o.positional[1] + "` has no parameter named `" +
-                   name + "`");
+      return usage("--arg " + name + ": `" + o.positional[1] + "` has no parameter named `" + name +
+                   "`");
     }
     auto v = cotangent::read_npy(path, it->kind);
     if (!v) return report(v.errors());
@@ -180,8 +181,8 @@ int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& mo
       std::cerr << err;
       return kError;
     }
-    auto parsed = cotangent::arguments_from_json(*text, *o.input == "-" ? "<stdin>" : *o.input,
-                                                 names, kinds);
+    auto parsed =
+        cotangent::arguments_from_json(*text, *o.input == "-" ? "<stdin>" : *o.input, names, kinds);
     if (!parsed) return report(parsed.errors());
     from_json = std::move(parsed.value());
   }

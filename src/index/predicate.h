@@ -17,13 +17,17 @@ namespace cot {
 struct Pred {
   enum class Kind { True, False, Ge0, Eq0, Atom, And, Or };
   Kind kind = Kind::True;
-  Affine expr;                // Ge0, Eq0: the constraint `expr >= 0` / `expr == 0`
-  int32_t atom = -1;          // Atom: a bool variable
-  bool negated = false;       // Atom: `!atom`
-  std::vector<Pred> kids;     // And, Or
+  Affine expr;             // Ge0, Eq0: the constraint `expr >= 0` / `expr == 0`
+  int32_t atom = -1;       // Atom: a bool variable
+  bool negated = false;    // Atom: `!atom`
+  std::vector<Pred> kids;  // And, Or
 
   static Pred truth() { return Pred{}; }
-  static Pred falsity() { Pred p; p.kind = Kind::False; return p; }
+  static Pred falsity() {
+    Pred p;
+    p.kind = Kind::False;
+    return p;
+  }
   static Pred ge0(Affine e);  // folds constants
   static Pred eq0(Affine e);
   static Pred atom_of(int32_t var, bool negated = false);

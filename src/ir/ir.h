@@ -28,8 +28,8 @@ using VarId = int32_t;
 
 struct Literal {
   Scalar type = Scalar::F64;
-  double real = 0;     // F64, F32
-  int64_t integer = 0; // I64
+  double real = 0;      // F64, F32
+  int64_t integer = 0;  // I64
   bool boolean = false;
   bool operator==(const Literal& o) const;
 };
@@ -148,9 +148,13 @@ struct Stmt {
   Span span;  // the source construct it came from, for runtime errors
 
   template <class T>
-  const T* as() const { return std::get_if<T>(&op); }
+  const T* as() const {
+    return std::get_if<T>(&op);
+  }
   template <class T>
-  T* as() { return std::get_if<T>(&op); }
+  T* as() {
+    return std::get_if<T>(&op);
+  }
 };
 
 struct VarInfo {
@@ -161,17 +165,17 @@ struct VarInfo {
 // Where a size variable is bound: the first parameter dimension that is exactly that variable.
 struct SizeVar {
   std::string name;
-  VarId var = -1;            // the i64 variable holding its value in the body
-  int param = 0;             // parameter index
-  std::vector<int> path;     // tuple path inside the parameter's type
-  int dim = 0;               // dimension index
+  VarId var = -1;         // the i64 variable holding its value in the body
+  int param = 0;          // parameter index
+  std::vector<int> path;  // tuple path inside the parameter's type
+  int dim = 0;            // dimension index
 };
 
 // How a derived function is obtained from another (language.md §8).
 struct Derivation {
   ast::DerivKind kind;
-  std::string base;          // the function differentiated
-  std::vector<int> wrt;      // active parameter indices of `base`
+  std::string base;      // the function differentiated
+  std::vector<int> wrt;  // active parameter indices of `base`
 };
 
 struct Function {

@@ -377,7 +377,7 @@ class FunctionPrinter {
     }
     if (const auto* r = s.as<ReduceOp>()) {
       if (r->ivars.empty()) return braced(r->body, level);
-      return std::string(ast_reduce(r->kind)) + " " + binders(r->ivars) + ". " +
+      return std::string(ast::to_string(r->kind)) + " " + binders(r->ivars) + ". " +
              body(r->body, level);
     }
     if (const auto* g = s.as<GuardOp>()) return guard(s, *g, level);
@@ -407,18 +407,6 @@ class FunctionPrinter {
     if (const auto* z = s.as<SizeOp>()) return z->size.to_string();
     if (const auto* c = s.as<CallOp>()) {
       return fn_ref(program_, c->callee) + "(" + list(c->args) + ")";
-    }
-    return "?";
-  }
-
-  static const char* ast_reduce(ReduceKind k) {
-    switch (k) {
-      case ReduceKind::Sum:
-        return "sum";
-      case ReduceKind::Max:
-        return "max";
-      case ReduceKind::Min:
-        return "min";
     }
     return "?";
   }

@@ -29,7 +29,9 @@ class SizeExpr {
   friend SizeExpr operator*(const SizeExpr& a, const SizeExpr& b);
   SizeExpr operator-() const;
 
-  bool operator==(const SizeExpr& o) const { return terms_ == o.terms_ && poisoned_ == o.poisoned_; }
+  bool operator==(const SizeExpr& o) const {
+    return terms_ == o.terms_ && poisoned_ == o.poisoned_;
+  }
   bool operator!=(const SizeExpr& o) const { return !(*this == o); }
   bool operator<(const SizeExpr& o) const { return terms_ < o.terms_; }
 
@@ -42,8 +44,9 @@ class SizeExpr {
 
   // Evaluates with the given variable values. Fails (nullopt, and `why` set) on overflow, an
   // unbound variable or a division that is not exact.
-  std::optional<int64_t> eval(const std::function<std::optional<int64_t>(const std::string&)>& value,
-                              std::string* why = nullptr) const;
+  std::optional<int64_t> eval(
+      const std::function<std::optional<int64_t>(const std::string&)>& value,
+      std::string* why = nullptr) const;
 
   // Canonical spelling, valid as a size expression in source: "n - k + 1", "2 * n", "(n + 1) / 2".
   std::string to_string() const;

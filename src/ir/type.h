@@ -12,20 +12,26 @@ namespace cot {
 enum class Scalar { F64, F32, I64, Bool };
 
 const char* to_string(Scalar s);
-inline bool is_real(Scalar s) { return s == Scalar::F64 || s == Scalar::F32; }
-inline bool is_numeric(Scalar s) { return s != Scalar::Bool; }
+inline bool is_real(Scalar s) {
+  return s == Scalar::F64 || s == Scalar::F32;
+}
+inline bool is_numeric(Scalar s) {
+  return s != Scalar::Bool;
+}
 
 struct Type {
   bool is_tuple = false;
-  Scalar elem = Scalar::F64;     // tensors
-  std::vector<SizeExpr> shape;   // tensors; empty for a scalar
-  std::vector<Type> elems;       // tuples
+  Scalar elem = Scalar::F64;    // tensors
+  std::vector<SizeExpr> shape;  // tensors; empty for a scalar
+  std::vector<Type> elems;      // tuples
 
   static Type scalar(Scalar s) { return Type{false, s, {}, {}}; }
   static Type tensor(Scalar s, std::vector<SizeExpr> shape) {
     return Type{false, s, std::move(shape), {}};
   }
-  static Type tuple(std::vector<Type> elems) { return Type{true, Scalar::F64, {}, std::move(elems)}; }
+  static Type tuple(std::vector<Type> elems) {
+    return Type{true, Scalar::F64, {}, std::move(elems)};
+  }
 
   bool is_scalar() const { return !is_tuple && shape.empty(); }
   bool is_tensor() const { return !is_tuple && !shape.empty(); }

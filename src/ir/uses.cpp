@@ -28,8 +28,10 @@ void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use) {
         } else if constexpr (std::is_same_v<T, IndexOp>) {
           atom_use(o.tensor, use);
           for (const auto& ix : o.indices) {
-            if (ix.is_affine) affine_use(ix.affine, use);
-            else atom_use(ix.computed, use);
+            if (ix.is_affine)
+              affine_use(ix.affine, use);
+            else
+              atom_use(ix.computed, use);
           }
         } else if constexpr (std::is_same_v<T, GuardOp>) {
           pred_use(o.pred, use);

@@ -15,19 +15,49 @@ namespace cot {
 
 enum class Prim : uint8_t {
   // arithmetic (f64, f32; Add/Sub/Mul/Neg/Abs/Max/Min also i64)
-  Add, Sub, Mul, Div, Neg, Pow,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Neg,
+  Pow,
   // i64 only: floor division, the matching modulus, exact division (`/` on sizes)
-  FloorDiv, Mod, ExactDiv,
+  FloorDiv,
+  Mod,
+  ExactDiv,
   // elementwise real functions
-  Exp, Log, Sin, Cos, Tan, Tanh, Sqrt, Abs, Sigmoid, Log1p, Expm1, Lgamma, Atan2, Max, Min,
+  Exp,
+  Log,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sqrt,
+  Abs,
+  Sigmoid,
+  Log1p,
+  Expm1,
+  Lgamma,
+  Atan2,
+  Max,
+  Min,
   // comparisons (numeric; Eq/Ne also bool) -> bool
-  Lt, Le, Gt, Ge, Eq, Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
   // logic
-  And, Or, Not,
+  And,
+  Or,
+  Not,
   // select(c, a, b): a when c else b (both already evaluated)
   Select,
   // conversions
-  ToF64, ToF32, ToI64,
+  ToF64,
+  ToF32,
+  ToI64,
   // identity with zero derivative
   StopGradient,
   kCount
@@ -44,8 +74,10 @@ enum class TypeRule : uint8_t {
   Compare,      // same numeric (or bool for Eq/Ne) operands, bool result
   Logic,        // bool operands, bool result
   Select,       // bool, then two operands of one type, result that type
-  ConvertF64, ConvertF32, ConvertI64,
-  SameAny,      // one operand of any scalar type, result that type (StopGradient)
+  ConvertF64,
+  ConvertF32,
+  ConvertI64,
+  SameAny,  // one operand of any scalar type, result that type (StopGradient)
 };
 
 // How source writes it.
@@ -53,13 +85,13 @@ enum class Spelling : uint8_t { Infix, Prefix, Function };
 
 struct PrimInfo {
   Prim prim;
-  std::string_view name;      // function name in source and IR dumps ("exp", "add", ...)
-  std::string_view symbol;    // infix/prefix symbol ("+", "-", "!") or the function name
+  std::string_view name;    // function name in source and IR dumps ("exp", "add", ...)
+  std::string_view symbol;  // infix/prefix symbol ("+", "-", "!") or the function name
   Spelling spelling;
   int arity;
   TypeRule type_rule;
-  bool allows_int;            // SameNumeric: whether i64 operands are allowed
-  CostKind cost;              // on real operands; integer and boolean work is index arithmetic (free)
+  bool allows_int;  // SameNumeric: whether i64 operands are allowed
+  CostKind cost;    // on real operands; integer and boolean work is index arithmetic (free)
   double (*eval_f64)(const double* args);  // null for non-real-valued primitives
   float (*eval_f32)(const float* args);
   std::string_view nondiff_note;  // the documented choice where it is not differentiable

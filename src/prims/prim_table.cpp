@@ -325,7 +325,9 @@ std::optional<int64_t> eval_prim_i64(Prim p, std::span<const int64_t> args, std:
   }
 }
 
-bool eval_prim_compare_f64(Prim p, double a, double b) {
+namespace {
+template <class T>
+bool compare_values(Prim p, T a, T b) {
   switch (p) {
     case Prim::Lt:
       return a < b;
@@ -343,24 +345,14 @@ bool eval_prim_compare_f64(Prim p, double a, double b) {
       return false;
   }
 }
+}  // namespace
+
+bool eval_prim_compare_f64(Prim p, double a, double b) {
+  return compare_values(p, a, b);
+}
 
 bool eval_prim_compare_i64(Prim p, int64_t a, int64_t b) {
-  switch (p) {
-    case Prim::Lt:
-      return a < b;
-    case Prim::Le:
-      return a <= b;
-    case Prim::Gt:
-      return a > b;
-    case Prim::Ge:
-      return a >= b;
-    case Prim::Eq:
-      return a == b;
-    case Prim::Ne:
-      return a != b;
-    default:
-      return false;
-  }
+  return compare_values(p, a, b);
 }
 
 bool eval_prim_logic(Prim p, std::span<const bool> args) {

@@ -32,8 +32,8 @@ struct Pattern {
   enum class Kind { Name, Wildcard, Tuple };
   Span span;
   Kind kind = Kind::Name;
-  std::string name;             // Kind::Name
-  std::vector<Pattern> elems;   // Kind::Tuple
+  std::string name;            // Kind::Name
+  std::vector<Pattern> elems;  // Kind::Tuple
 };
 
 // An index binder of `for`, `sum`, `max`, `min`, `accum`: `i` or `i: extent`.
@@ -57,42 +57,87 @@ std::optional<DerivKind> deriv_kind_from_name(std::string_view name);
 // What is called: a function name, or a derivative operator applied to another FnRef.
 struct FnRef {
   Span span;
-  std::string name;                  // function name when !deriv
-  std::optional<DerivKind> deriv;    // set for grad(...), jvp(...), ...
-  std::unique_ptr<FnRef> inner;      // the differentiated function when deriv
+  std::string name;                               // function name when !deriv
+  std::optional<DerivKind> deriv;                 // set for grad(...), jvp(...), ...
+  std::unique_ptr<FnRef> inner;                   // the differentiated function when deriv
   std::vector<std::pair<std::string, Span>> wrt;  // active parameter names (may be empty)
 };
 
-struct IntLit { int64_t value = 0; };
-struct RealLit { double value = 0; };
-struct BoolLit { bool value = false; };
-struct Name { std::string name; };
-struct Unary { UnOp op; ExprPtr operand; };
-struct Binary { BinOp op; ExprPtr lhs, rhs; Span op_span; };
+struct IntLit {
+  int64_t value = 0;
+};
+struct RealLit {
+  double value = 0;
+};
+struct BoolLit {
+  bool value = false;
+};
+struct Name {
+  std::string name;
+};
+struct Unary {
+  UnOp op;
+  ExprPtr operand;
+};
+struct Binary {
+  BinOp op;
+  ExprPtr lhs, rhs;
+  Span op_span;
+};
 // Calls of user functions, prelude functions, built-ins (`exp`, `max(a, b)`, `f64(e)`,
 // `size(x, 0)`) and derivative operators.
-struct Call { FnRef callee; std::vector<ExprPtr> args; };
-struct Index { ExprPtr base; std::vector<ExprPtr> indices; };
-struct Tuple { std::vector<ExprPtr> elems; };
-struct Let { Span span; Pattern pattern; ExprPtr value; };
-struct Block { std::vector<Let> lets; ExprPtr result; };
-struct Iverson { ExprPtr cond; };
-struct For { std::vector<Binder> binders; ExprPtr body; };
-struct Reduce { ReduceKind kind; std::vector<Binder> binders; ExprPtr body; };
+struct Call {
+  FnRef callee;
+  std::vector<ExprPtr> args;
+};
+struct Index {
+  ExprPtr base;
+  std::vector<ExprPtr> indices;
+};
+struct Tuple {
+  std::vector<ExprPtr> elems;
+};
+struct Let {
+  Span span;
+  Pattern pattern;
+  ExprPtr value;
+};
+struct Block {
+  std::vector<Let> lets;
+  ExprPtr result;
+};
+struct Iverson {
+  ExprPtr cond;
+};
+struct For {
+  std::vector<Binder> binders;
+  ExprPtr body;
+};
+struct Reduce {
+  ReduceKind kind;
+  std::vector<Binder> binders;
+  ExprPtr body;
+};
 // `loop state = init for iter < count { body }` or `loop state = init while cond { body }`.
 struct Loop {
   Pattern state;
   ExprPtr init;
   std::string iter;  // for-form only
   Span iter_span;
-  ExprPtr count;     // for-form only
-  ExprPtr cond;      // while-form only
-  ExprPtr body;      // a Block expression
+  ExprPtr count;  // for-form only
+  ExprPtr cond;   // while-form only
+  ExprPtr body;   // a Block expression
 };
-struct If { ExprPtr cond, then_branch, else_branch; };
+struct If {
+  ExprPtr cond, then_branch, else_branch;
+};
 // Extension for printing the adjoint of computed-index reads (docs/language.md):
 // `accum[d1, ..., dk] i, j. (k1, ..., kk, value)` sums each value into position (k1..kk).
-struct Accum { std::vector<ExprPtr> shape; std::vector<Binder> binders; ExprPtr body; };
+struct Accum {
+  std::vector<ExprPtr> shape;
+  std::vector<Binder> binders;
+  ExprPtr body;
+};
 
 struct Expr {
   Span span;
@@ -101,9 +146,13 @@ struct Expr {
       node;
 
   template <class T>
-  const T* as() const { return std::get_if<T>(&node); }
+  const T* as() const {
+    return std::get_if<T>(&node);
+  }
   template <class T>
-  T* as() { return std::get_if<T>(&node); }
+  T* as() {
+    return std::get_if<T>(&node);
+  }
 };
 
 struct Param {
@@ -113,7 +162,7 @@ struct Param {
 };
 
 struct FnDef {
-  Span span;       // the whole definition
+  Span span;  // the whole definition
   Span name_span;
   std::string name;
   std::vector<Param> params;

@@ -286,8 +286,7 @@ TEST_F(NpyTest, BogusFiles) {
   EXPECT_NE(message("huge.npy", npy(dict("<f8", "(1073741824,)"), le_bytes<double>({1})))
                 .find("needs 8589934592 bytes of data but 8 bytes follow"),
             std::string::npos);
-  std::string ov =
-      write_bytes("overflow.npy", npy(dict("<f8", "(2147483648, 2147483648)"), ""));
+  std::string ov = write_bytes("overflow.npy", npy(dict("<f8", "(2147483648, 2147483648)"), ""));
   EXPECT_NE(first_error(read_npy(ov, tensor(DType::F64, 2, "f64[n, m]")))
                 .message.find("needs too many bytes"),
             std::string::npos);
