@@ -41,20 +41,29 @@ std::optional<Terms> merge(const Terms& a, const Terms& b, bool subtract) {
 }
 
 void append_term(std::string& s, bool first, int64_t c, const std::string& body) {
-  // |INT64_MIN| does not fit in int64_t; print the magnitude as unsigned.
-  uint64_t mag = c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
   if (first) {
     if (c < 0) s += "-";
   } else {
     s += c < 0 ? " - " : " + ";
   }
-  if (body.empty()) {
-    s += std::to_string(mag);
-  } else if (mag == 1) {
-    s += body;
-  } else {
-    s += std::to_string(mag) + " * " + body;
+  auto term = [&](uint64_t mag) {
+    if (body.empty()) {
+      s += std::to_string(mag);
+    } else if (mag == 1) {
+      s += body;
+    } else {
+      s += std::to_string(mag) + " * " + body;
+    }
+  };
+  if (c == INT64_MIN) {
+    // |INT64_MIN| is not an integer literal (literals are at most INT64_MAX): write the term
+    // as two, `- 9223372036854775807 * i - i`, which reads back as the same value.
+    term(uint64_t{INT64_MAX});
+    s += " - ";
+    term(1);
+    return;
   }
+  term(c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c));
 }
 
 }  // namespace

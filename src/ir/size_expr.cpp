@@ -367,35 +367,49 @@ std::string SizeExpr::monomial_to_string(const Monomial& m) const {
 
 std::string SizeExpr::to_string() const {
   if (terms_.empty()) return "0";
-  // Positive terms, then negative ones, then the constant: `n - k + 1`.
+  // Positive terms, then negative ones, then the constant: `n - k + 1`. When no monomial is
+  // positive, a positive constant goes first instead (`5 - n`, not `-n + 5`), so the spelling
+  // starts with a minus only when every term is negative (`-n - 1`).
+  const bool has_constant = terms_.begin()->first.empty();  // the empty monomial sorts first
+  const int64_t constant = has_constant ? terms_.begin()->second : 0;
   std::vector<std::pair<const Monomial*, int64_t>> order;
   for (const auto& [m, c] : terms_) {
     if (!m.empty() && c > 0) order.emplace_back(&m, c);
   }
+  const bool constant_first = order.empty() && constant > 0;
+  if (constant_first) order.emplace_back(&terms_.begin()->first, constant);
   for (const auto& [m, c] : terms_) {
     if (!m.empty() && c < 0) order.emplace_back(&m, c);
   }
-  if (terms_.begin()->first.empty())
-    order.emplace_back(&terms_.begin()->first, terms_.begin()->second);
+  if (has_constant && !constant_first) order.emplace_back(&terms_.begin()->first, constant);
 
   std::string s;
   for (size_t i = 0; i < order.size(); ++i) {
     const Monomial& m = *order[i].first;
     int64_t c = order[i].second;
-    uint64_t mag = magnitude(c);
     if (i == 0) {
       if (c < 0) s += "-";
     } else {
       s += c < 0 ? " - " : " + ";
     }
-    if (m.empty()) {
-      s += std::to_string(mag);
-    } else if (mag == 1) {
-      s += monomial_to_string(m);
+    auto term = [&](uint64_t mag) {
+      if (m.empty()) {
+        s += std::to_string(mag);
+      } else if (mag == 1) {
+        s += monomial_to_string(m);
+      } else {
+        std::string f = monomial_to_string(m);
+        if (m.size() == 1 && quotients_.count(m[0])) f = "(" + f + ")";
+        s += std::to_string(mag) + " * " + f;
+      }
+    };
+    if (c == INT64_MIN) {
+      // |INT64_MIN| is not an integer literal: `- 9223372036854775807 * n - n` instead.
+      term(uint64_t{INT64_MAX});
+      s += " - ";
+      term(1);
     } else {
-      std::string f = monomial_to_string(m);
-      if (m.size() == 1 && quotients_.count(m[0])) f = "(" + f + ")";
-      s += std::to_string(mag) + " * " + f;
+      term(magnitude(c));
     }
   }
   return s;

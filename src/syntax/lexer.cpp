@@ -20,26 +20,9 @@ bool is_ident_char(char c) {
   return is_ident_start(c) || is_digit(c);
 }
 
-struct Keyword {
-  std::string_view text;
-  TokenKind kind;
-};
-
-constexpr Keyword kKeywords[] = {
-    {"def", TokenKind::Def},     {"let", TokenKind::Let},     {"for", TokenKind::For},
-    {"sum", TokenKind::Sum},     {"max", TokenKind::Max},     {"min", TokenKind::Min},
-    {"loop", TokenKind::Loop},   {"while", TokenKind::While}, {"if", TokenKind::If},
-    {"then", TokenKind::Then},   {"else", TokenKind::Else},   {"true", TokenKind::True},
-    {"false", TokenKind::False}, {"f64", TokenKind::F64},     {"f32", TokenKind::F32},
-    {"i64", TokenKind::I64},     {"bool", TokenKind::Bool},   {"accum", TokenKind::Accum},
-};
-
 TokenKind word_kind(std::string_view word) {
   if (word == "_") return TokenKind::Underscore;
-  for (const Keyword& k : kKeywords) {
-    if (k.text == word) return k.kind;
-  }
-  return TokenKind::Ident;
+  return keyword_kind(word);
 }
 
 // Length of the well-formed UTF-8 sequence starting at s[0], or 0 if it is not one.

@@ -99,7 +99,6 @@ bool can_start_expression(TK k) {
     case TK::For:
     case TK::Loop:
     case TK::If:
-    case TK::Accum:
     case TK::LParen:
     case TK::LBracket:
     case TK::LBrace:
@@ -506,6 +505,8 @@ class Parser {
       case TK::Ident:
         advance();
         return make_expr(t.span, ast::Name{name_of(t)});
+      case TK::Minus:
+        return size_negation();
       case TK::LParen: {
         const Token& open = advance();
         NewlineMode mode(*this, false);
@@ -519,6 +520,16 @@ class Parser {
                    "`f64[n, 2 * m + 1]`");
         return nullptr;
     }
+  }
+
+  // Unary minus in a size, as in `f64[-n + 5]` (how the printer writes `5 - n`).
+  [[gnu::noinline]] ExprPtr size_negation() {
+    Nest nest(*this);
+    nest.deeper();
+    const Token& minus = advance();
+    ExprPtr operand = size_operand();
+    if (failed_) return nullptr;
+    return make_expr(span_from(minus.span.begin), ast::Unary{ast::UnOp::Neg, std::move(operand)});
   }
 
   // x | _ | (p1, ..., pn)
@@ -698,6 +709,7 @@ class Parser {
         return make_expr(t.span, ast::BoolLit{false});
       case TK::Ident: {
         if (peek(1).kind == TK::LParen && continues(peek(1))) return call();
+        if (accum_form_ahead()) return accum();
         advance();
         ExprPtr e;
         new_node<ast::Name>(e).name = name_of(t);
@@ -723,8 +735,6 @@ class Parser {
         return loop();
       case TK::If:
         return if_expr();
-      case TK::Accum:
-        return accum();
       case TK::LParen:
         return paren();
       case TK::LBracket:
@@ -947,6 +957,48 @@ class Parser {
     return make_expr(span_from(kw.span.begin), std::move(n));
   }
 
+  // `accum` is not a keyword (language.md §2): at an operand, the identifier `accum` followed by
+  // `[` starts the accum form only if the matching `]` is followed by a binder list (an
+  // identifier, then '.', ',' or ':'). Otherwise it is an ordinary name, possibly indexed:
+  // `accum[0]`, `accum[i] + 1.0`.
+  bool accum_form_ahead() {
+    if (failed_ || pos_ + 1 >= toks_.size()) return false;
+    const Token& t = toks_[pos_];
+    if (t.kind != TK::Ident || text(t) != "accum" || toks_[pos_ + 1].kind != TK::LBracket) {
+      return false;
+    }
+    size_t close = matching_bracket(pos_ + 1);
+    if (close == 0 || close + 2 >= toks_.size()) return false;  // the last token is Eof
+    TK after = toks_[close + 2].kind;
+    return toks_[close + 1].kind == TK::Ident &&
+           (after == TK::Dot || after == TK::Comma || after == TK::Colon);
+  }
+
+  // The index of the ']' that closes the '[' at token `open`, or 0 if none does. Brackets are
+  // matched once for the whole file, so looking ahead costs no more than linear time however
+  // the brackets nest. A bracket left open at the next definition (where the parser would
+  // resume after the error) is unmatched.
+  size_t matching_bracket(size_t open) {
+    if (bracket_match_.empty()) {
+      bracket_match_.assign(toks_.size(), 0);
+      std::vector<size_t> stack;
+      for (size_t i = 0; i < toks_.size(); ++i) {
+        const Token& u = toks_[i];
+        if (u.kind == TK::LBracket) {
+          stack.push_back(i);
+        } else if (u.kind == TK::RBracket) {
+          if (!stack.empty()) {
+            bracket_match_[stack.back()] = i;
+            stack.pop_back();
+          }
+        } else if (u.kind == TK::Def && u.first_on_line) {
+          stack.clear();
+        }
+      }
+    }
+    return bracket_match_[open];
+  }
+
   // accum[d1, ..., dk] i, j. body
   [[gnu::noinline]] ExprPtr accum() {
     const Token& kw = advance();
@@ -1073,6 +1125,8 @@ class Parser {
   int depth_ = 0;
   bool newlines_matter_ = false;
   bool failed_ = false;  // an error was reported in the current definition
+  // For each '[' the index of its ']' (0 if none); see matching_bracket(). Filled on first use.
+  std::vector<size_t> bracket_match_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "syntax/source.h"
 
@@ -33,7 +34,6 @@ enum class TokenKind : uint8_t {
   F32,
   I64,
   Bool,
-  Accum,
   // Punctuation.
   LParen,
   RParen,
@@ -127,8 +127,6 @@ constexpr const char* spelling(TokenKind k) {
       return "'i64'";
     case TokenKind::Bool:
       return "'bool'";
-    case TokenKind::Accum:
-      return "'accum'";
     case TokenKind::LParen:
       return "'('";
     case TokenKind::RParen:
@@ -191,7 +189,38 @@ constexpr const char* spelling(TokenKind k) {
 
 // Keywords are reserved: they cannot name variables, parameters or functions.
 constexpr bool is_keyword(TokenKind k) {
-  return k >= TokenKind::Def && k <= TokenKind::Accum;
+  return k >= TokenKind::Def && k <= TokenKind::Bool;
+}
+
+struct KeywordSpelling {
+  std::string_view text;
+  TokenKind kind;
+};
+
+// The reserved words (language.md §2) and their tokens. `accum` is not among them: it is
+// recognized by the parser from context (an identifier spelled `accum` followed by a shape and
+// binders), so it remains an ordinary name elsewhere.
+inline constexpr KeywordSpelling kKeywordSpellings[] = {
+    {"def", TokenKind::Def},     {"let", TokenKind::Let},     {"for", TokenKind::For},
+    {"sum", TokenKind::Sum},     {"max", TokenKind::Max},     {"min", TokenKind::Min},
+    {"loop", TokenKind::Loop},   {"while", TokenKind::While}, {"if", TokenKind::If},
+    {"then", TokenKind::Then},   {"else", TokenKind::Else},   {"true", TokenKind::True},
+    {"false", TokenKind::False}, {"f64", TokenKind::F64},     {"f32", TokenKind::F32},
+    {"i64", TokenKind::I64},     {"bool", TokenKind::Bool},
+};
+
+// The token kind of a reserved word, or Ident for any other word.
+constexpr TokenKind keyword_kind(std::string_view word) {
+  for (const KeywordSpelling& k : kKeywordSpellings) {
+    if (k.text == word) return k.kind;
+  }
+  return TokenKind::Ident;
+}
+
+// Whether `word` is a reserved word, which the lexer never reads as an identifier. (`_` is not
+// one: it lexes as the wildcard.)
+constexpr bool is_reserved_word(std::string_view word) {
+  return keyword_kind(word) != TokenKind::Ident;
 }
 
 }  // namespace cot

@@ -100,5 +100,25 @@ TEST(Affine, ToString) {
   EXPECT_EQ(Add(Affine::var(3), Affine::constant(7)).to_string(Name), "n + 7");
 }
 
+// Printed affines appear in printed source (indices), and |INT64_MIN| is not an integer
+// literal: a term INT64_MIN * v is written as two, `- 9223372036854775807 * v - v`.
+TEST(Affine, ToStringOfInt64MinIsSource) {
+  EXPECT_EQ(Affine::constant(INT64_MIN).to_string(Name), "-9223372036854775807 - 1");
+  EXPECT_EQ(Affine::constant(INT64_MAX).to_string(Name), "9223372036854775807");
+  EXPECT_EQ(Add(Affine::var(0), Affine::constant(INT64_MIN)).to_string(Name),
+            "i - 9223372036854775807 - 1");
+  EXPECT_EQ(Affine::var(0, INT64_MIN).to_string(Name), "-9223372036854775807 * i - i");
+  EXPECT_EQ(Add(Affine::var(0), Affine::var(1, INT64_MIN)).to_string(Name),
+            "i - 9223372036854775807 * j - j");
+  EXPECT_EQ(Add(Affine::var(0, INT64_MIN), Affine::constant(INT64_MIN)).to_string(Name),
+            "-9223372036854775807 * i - i - 9223372036854775807 - 1");
+  EXPECT_EQ(Affine::var(0, -INT64_MAX).to_string(Name), "-9223372036854775807 * i");
+  // The spellings mean the same values: rebuild them from literals that do lex.
+  const Affine max_i = Affine::var(0, INT64_MAX);
+  EXPECT_EQ(Sub(Sub(Affine(), max_i), Affine::var(0)), Affine::var(0, INT64_MIN));
+  EXPECT_EQ(Sub(Sub(Affine(), Affine::constant(INT64_MAX)), Affine::constant(1)),
+            Affine::constant(INT64_MIN));
+}
+
 }  // namespace
 }  // namespace cot

@@ -195,5 +195,20 @@ TEST(Pred, ToStringReadsAsSource) {
   EXPECT_EQ(Str(raw), "-1 >= 0");
 }
 
+// A constraint whose constant or a coefficient is INT64_MIN prints as `e >= 0` with the term
+// split in two (`- 9223372036854775807 - 1`): `-9223372036854775808` is not a literal.
+TEST(Pred, ToStringOfInt64MinIsSource) {
+  EXPECT_EQ(Str(Pred::ge0(Plus(I(), K(INT64_MIN)))), "i - 9223372036854775807 - 1 >= 0");
+  EXPECT_EQ(Str(Pred::eq0(Plus(I(), K(INT64_MIN)))), "i - 9223372036854775807 - 1 == 0");
+  EXPECT_EQ(Str(Pred::ge0(Affine::var(0, INT64_MIN))), "-9223372036854775807 * i - i >= 0");
+  EXPECT_EQ(Str(Pred::ge0(Plus(N(), Affine::var(0, INT64_MIN)))),
+            "-9223372036854775807 * i - i + n >= 0");
+  EXPECT_EQ(Str(Cmp(I(), "<=", K(INT64_MIN))), "-i - 9223372036854775807 - 1 >= 0");
+  // Constants one step away from INT64_MIN still print as comparisons.
+  EXPECT_EQ(Str(Cmp(I(), ">=", K(INT64_MIN + 1))), "i >= -9223372036854775807");
+  EXPECT_EQ(Str(Cmp(I(), "<=", K(INT64_MIN + 1))), "i <= -9223372036854775807");
+  EXPECT_EQ(Str(Cmp(I(), "<=", K(INT64_MAX))), "i <= 9223372036854775807");
+}
+
 }  // namespace
 }  // namespace cot

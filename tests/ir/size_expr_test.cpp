@@ -56,9 +56,34 @@ TEST(SizeExpr, ToStringIsCanonicalSource) {
   EXPECT_EQ(SizeExpr().to_string(), "0");
   EXPECT_EQ(C(-4).to_string(), "-4");
   EXPECT_EQ((n * n).to_string(), "n * n");
-  EXPECT_EQ((C(5) - n - k).to_string(), "-k - n + 5");
   EXPECT_EQ((k + n).to_string(), "k + n");
   EXPECT_EQ((n - C(1)).to_string(), "n - 1");
+  // A leading minus only when every term is negative: a positive constant goes first when no
+  // monomial is positive (`-n + 5` is not a size the grammar used to accept).
+  EXPECT_EQ((C(5) - n).to_string(), "5 - n");
+  EXPECT_EQ((C(5) - n - k).to_string(), "5 - k - n");
+  EXPECT_EQ((C(3) - C(2) * n).to_string(), "3 - 2 * n");
+  EXPECT_EQ((C(0) - n - C(5)).to_string(), "-n - 5");
+  EXPECT_EQ((C(0) - C(2) * n - k).to_string(), "-k - 2 * n");
+  EXPECT_EQ((m - C(2) * n + C(3)).to_string(), "m - 2 * n + 3");
+  EXPECT_EQ((C(1) - n * m).to_string(), "1 - m * n");
+}
+
+// |INT64_MIN| is not an integer literal; such a term is split in two, which reads back as the
+// same value (`-9223372036854775807 - 1`).
+TEST(SizeExpr, ToStringOfInt64MinIsSource) {
+  SizeExpr n = V("n"), k = V("k");
+  EXPECT_EQ(C(INT64_MIN).to_string(), "-9223372036854775807 - 1");
+  EXPECT_EQ(C(INT64_MAX).to_string(), "9223372036854775807");
+  EXPECT_EQ((n + C(INT64_MIN)).to_string(), "n - 9223372036854775807 - 1");
+  EXPECT_EQ((C(INT64_MIN) * n).to_string(), "-9223372036854775807 * n - n");
+  EXPECT_EQ((k + C(INT64_MIN) * n).to_string(), "k - 9223372036854775807 * n - n");
+  EXPECT_EQ((C(INT64_MIN) * n + C(1)).to_string(), "1 - 9223372036854775807 * n - n");
+  EXPECT_EQ((C(INT64_MAX) - n).to_string(), "9223372036854775807 - n");
+  // The spellings mean the same sizes: rebuild them with the operations the checker uses.
+  EXPECT_EQ(-C(INT64_MAX) - C(1), C(INT64_MIN));
+  EXPECT_EQ(-C(INT64_MAX) * n - n, C(INT64_MIN) * n);
+  EXPECT_EQ(k - C(INT64_MAX) * n - n, k + C(INT64_MIN) * n);
 }
 
 TEST(SizeExpr, Accessors) {
@@ -115,6 +140,7 @@ TEST(SizeExpr, OpaqueQuotientNormalForm) {
   EXPECT_EQ(Div(C(0) - n - C(1), C(2)), -Div(n + C(1), C(2)));
   EXPECT_EQ(Div(n + C(1), C(-2)), -Div(n + C(1), C(2)));
   EXPECT_EQ(Div(C(0) - n - C(1), C(2)).to_string(), "-(n + 1) / 2");
+  EXPECT_EQ((C(3) - Div(n + C(1), C(2))).to_string(), "3 - (n + 1) / 2");
   EXPECT_EQ(Div(n, k).to_string(), "n / k");
   EXPECT_EQ(Div(C(6), n).to_string(), "6 / n");
   EXPECT_EQ(Div(n, k * m).to_string(), "n / (k * m)");

@@ -90,11 +90,22 @@ TEST(Lexer, Operators) {
 }
 
 TEST(Lexer, KeywordsAndNames) {
-  EXPECT_EQ(kinds("def let for sum max min loop while if then else true false f64 f32 i64 bool "
-                  "accum"),
+  EXPECT_EQ(kinds("def let for sum max min loop while if then else true false f64 f32 i64 bool"),
             (std::vector<TK>{TK::Def, TK::Let, TK::For, TK::Sum, TK::Max, TK::Min, TK::Loop,
                              TK::While, TK::If, TK::Then, TK::Else, TK::True, TK::False, TK::F64,
-                             TK::F32, TK::I64, TK::Bool, TK::Accum, TK::Eof}));
+                             TK::F32, TK::I64, TK::Bool, TK::Eof}));
+  // `accum` is not reserved (language.md §2): the parser tells the accum form from context.
+  EXPECT_EQ(kinds("accum accum[n]"), (std::vector<TK>{TK::Ident, TK::Ident, TK::LBracket, TK::Ident,
+                                                      TK::RBracket, TK::Eof}));
+  // The table the printer uses to avoid reserved words is the lexer's.
+  for (const char* w : {"def", "let", "for", "sum", "max", "min", "loop", "while", "if", "then",
+                        "else", "true", "false", "f64", "f32", "i64", "bool"}) {
+    EXPECT_TRUE(is_reserved_word(w)) << w;
+    EXPECT_EQ(kinds(w).front(), keyword_kind(w)) << w;
+  }
+  for (const char* w : {"accum", "_", "grad", "x", "sums", "Def", ""}) {
+    EXPECT_FALSE(is_reserved_word(w)) << w;
+  }
   EXPECT_EQ(kinds("_ _x x_ sums f64x grad"),
             (std::vector<TK>{TK::Underscore, TK::Ident, TK::Ident, TK::Ident, TK::Ident, TK::Ident,
                              TK::Eof}));

@@ -180,6 +180,51 @@ TEST(Parser, IfAndLoop) {
 TEST(Parser, Accum) {
   EXPECT_EQ(expr("accum[n, m + 1] i, j: k. (idx[i], j, v[i])"),
             "(accum (n (+ m 1)) (i j:k) (tuple (index idx i) j (index v i)))");
+  // The binder list after the shape may start with `i.`, `i,` or `i:`.
+  EXPECT_EQ(expr("accum[n] i. (i, 1.0)"), "(accum (n) (i) (tuple i 1.0))");
+  EXPECT_EQ(expr("accum[n] i: m. (i, 1.0)"), "(accum (n) (i:m) (tuple i 1.0))");
+  EXPECT_EQ(expr("accum[n]\n i. (i, 1.0)"), "(accum (n) (i) (tuple i 1.0))");
+  EXPECT_EQ(expr("2.0 * accum[n] i. (i, 1.0)"), "(* 2.0 (accum (n) (i) (tuple i 1.0)))");
+  // A binder and a body may themselves be named `accum`.
+  EXPECT_EQ(expr("accum[n] accum. (accum, accum[0])"),
+            "(accum (n) (accum) (tuple accum (index accum 0)))");
+  EXPECT_EQ(expr("accum[n] i. accum[m] j. (i, j)"), "(accum (n) (i) (accum (m) (j) (tuple i j)))");
+}
+
+// `accum` is not a keyword (language.md §2): it is the accum form only when its shape is
+// followed by binders, and an ordinary name everywhere else.
+TEST(Parser, AccumAsName) {
+  EXPECT_EQ(expr("accum"), "accum");
+  EXPECT_EQ(expr("accum + 1.0"), "(+ accum 1.0)");
+  EXPECT_EQ(expr("accum[0]"), "(index accum 0)");
+  EXPECT_EQ(expr("accum[i, j + 1] * 2.0"), "(* (index accum i (+ j 1)) 2.0)");
+  EXPECT_EQ(expr("(accum[i], accum[j])"), "(tuple (index accum i) (index accum j))");
+  EXPECT_EQ(expr("accum[accum[0]][1]"), "(index (index accum (index accum 0)) 1)");
+  EXPECT_EQ(expr("sum accum. x[accum]"), "(sum (accum) (index x accum))");
+  EXPECT_EQ(expr("accum(x)"), "(call accum x)");
+  EXPECT_EQ(expr("for i. accum[i] i"), "ERROR 1:17: expected the end of the expression, found 'i'");
+  EXPECT_EQ(module("def f(accum: f64) -> f64 { accum }"),
+            "(def f ((accum f64)) f64 (block accum))\n");
+  EXPECT_EQ(module("def accum(x: f64) -> f64 { x }"), "(def accum ((x f64)) f64 (block x))\n");
+  EXPECT_EQ(module("def f(n: i64) -> f64 { loop accum = 0.0 for t < n { accum + 1.0 } }"),
+            "(def f ((n i64)) f64 (block (loop accum 0.0 (for t n) (block (+ accum 1.0)))))\n");
+  EXPECT_EQ(body("\n  let accum = x\n  accum[0]\n"), "(block (let accum x) (index accum 0))");
+  EXPECT_EQ(body("\n  let accum = x\n  accum\n"), "(block (let accum x) accum)");
+  // A '[' at the start of the next line does not continue the name.
+  EXPECT_EQ(body("\n  let y = accum\n  [y > 0.0] * y\n"),
+            "(block (let y accum) (* (iverson (> y 0.0)) y))");
+  EXPECT_EQ(module("def f(x: f64[accum]) -> f64[accum] { x }"),
+            "(def f ((x (f64 accum))) (f64 accum) (block x))\n");
+  // The accum form with a malformed shape is still read as one, and its error reported.
+  EXPECT_EQ(expr("accum[size(x, 0)] i. (i, 1.0)"),
+            "ERROR 1:11: expected ']' to close the '[' opened at 1:6, found '('");
+  // Lookahead stays linear however deeply the brackets nest or fail to close.
+  std::string open_brackets;
+  for (int i = 0; i < 20000; ++i) open_brackets += "accum[";
+  EXPECT_NE(expr(open_brackets).find("expression nests too deeply"), std::string::npos);
+  std::string defs;
+  for (int i = 0; i < 2000; ++i) defs += "def f() -> f64 { accum[accum[accum[ }\n";
+  EXPECT_EQ(parse(defs)->diags.count(), 2000u);
 }
 
 // ---- Derivative operators ----
@@ -285,6 +330,11 @@ TEST(Parser, Definitions) {
                    "f64[k])) { (a, (b, c)) }"),
             "(def f ((a i64) (b bool) (c (f32 (+ (* 2 n) 1) (/ (- m 1) 2)))) (tuple f64 (tuple "
             "i64 (f64 k))) (block (tuple a (tuple b c))))\n");
+  // Sizes may be negated, as the printer writes them: `f64[-n + 5]`.
+  EXPECT_EQ(module("def f(x: f64[-n + 5], y: f64[0 - n], z: f64[2 * -n, -(n - 1), - -3]) -> f64 "
+                   "{ 0.0 }"),
+            "(def f ((x (f64 (+ (- n) 5))) (y (f64 (- 0 n))) (z (f64 (* 2 (- n)) (- (- n 1)) (- "
+            "(- 3))))) f64 (block 0.0))\n");
   // Header across lines; two definitions on one line.
   EXPECT_EQ(module("def f(\n  x: f64,\n  y: f64\n) -> f64\n{ x }def g() -> f64 { 1.0 }"),
             "(def f ((x f64) (y f64)) f64 (block x))\n(def g () f64 (block 1.0))\n");
@@ -418,6 +468,12 @@ TEST(Parser, HeaderErrors) {
             "ERROR 1:16: '//' cannot appear in a size\n");
   EXPECT_EQ(module("def f(x: f64[i + j[0]]) -> f64 { x }"),
             "ERROR 1:19: expected ']' to close the '[' opened at 1:13, found '['\n");
+  EXPECT_EQ(module("def f(x: f64[n - ]) -> f64 { x }"),
+            "ERROR 1:18: expected a size (an integer or a size variable such as `n`), found "
+            "']'\n");
+  EXPECT_EQ(module("def f(x: f64[-]) -> f64 { x }"),
+            "ERROR 1:15: expected a size (an integer or a size variable such as `n`), found "
+            "']'\n");
   EXPECT_EQ(module("def f(x: f64[]) -> f64 { x }"),
             "ERROR 1:14: expected a size (an integer or a size variable such as `n`), found "
             "']'\n");
@@ -527,6 +583,9 @@ TEST(Parser, NestingLimit) {
             "ERROR 1:266: expression nests too deeply\n");
   EXPECT_EQ(module("def f(x: f64[" + nested(20000, "(", "n", ")") + "]) -> f64 { x }"),
             "ERROR 1:269: expression nests too deeply\n");
+  EXPECT_NE(module("def f(x: f64[" + nested(20000, "-", "n", "") + "]) -> f64 { x }")
+                .find("expression nests too deeply"),
+            std::string::npos);
   EXPECT_EQ(module("def f() -> f64 { let " + nested(20000, "(", "a", ")") + " = 1\n 1 }"),
             "ERROR 1:278: expression nests too deeply\n");
 }
@@ -584,9 +643,9 @@ TEST(Parser, Prelude) {
   for (const ast::FnDef& d : p->module.defs) {
     if (d.name == "logsumexp") {
       EXPECT_EQ(ast::dump(d),
-                "(def logsumexp ((x (f64 n))) f64 (block (let mx (max (i) (index x i))) (if (== "
-                "mx (- (/ 1.0 0.0))) mx (+ mx (call log (sum (i) (call exp (- (index x i) "
-                "mx))))))))");
+                "(def logsumexp ((x (f64 n))) f64 (block (let mx (max (i) (index x i))) (if (|| "
+                "(== mx (- (/ 1.0 0.0))) (== mx (/ 1.0 0.0))) mx (+ mx (call log (sum (i) (call "
+                "exp (- (index x i) mx))))))))");
     }
   }
 }
