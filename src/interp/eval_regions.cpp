@@ -280,9 +280,11 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       }
       if (!go) break;
       if (options_.max_while_iterations > 0 && it >= options_.max_while_iterations) {
-        return fail(s.span, "the while loop did not finish within " +
-                                std::to_string(options_.max_while_iterations) +
-                                " iterations (the interpreter's limit)");
+        return fail(s.span,
+                    "the while loop did not finish within " +
+                        std::to_string(options_.max_while_iterations) + " iterations",
+                    "if it should run longer, raise the limit with --max-iterations N (0: no "
+                    "limit; in the C++ API, EvalOptions::max_while_iterations)");
       }
       if (!run_block(op.body)) return false;
       stage();

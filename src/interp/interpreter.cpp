@@ -49,9 +49,12 @@ bool Machine::call(const ir::Function& fn, const std::vector<Value>& args, Span 
   if (fn.derivation && fn.body.stmts.empty() && fn.body.results.empty()) {
     return derivative_unsupported(fn, where);
   }
-  // The checker rejects recursion, so calls nest at most once per function.
-  if (depth_ > program_.functions.size()) {
-    return internal(where, "calls nest deeper than the number of functions (recursion?)");
+  // The checker rejects recursion, but a long chain of calls (f calls g calls h ...) still
+  // nests interpreter frames; cap it so that no program can exhaust the stack.
+  if (depth_ >= kMaxCallDepth) {
+    return fail(where, "calls nest more than " + std::to_string(kMaxCallDepth) +
+                           " deep here; the reference interpreter supports chains of calls up "
+                           "to that depth");
   }
   if (!check_var_ids(fn)) return false;
   if (fn.body.results.size() != 1) {
@@ -88,10 +91,23 @@ bool Machine::derivative_unsupported(const ir::Function& fn, Span span) {
 }
 
 bool Machine::run_block(const ir::Block& b) {
-  for (const ir::Stmt& s : b.stmts) {
-    if (!run_stmt(s)) return false;
+  // Regions nest blocks, and calls nest functions' regions: bound the total so that the
+  // interpreter's recursion stays far inside the stack whatever the program.
+  if (block_depth_ >= kMaxBlockDepth) {
+    return fail(b.stmts.empty() ? Span{} : b.stmts.front().span,
+                "the program nests regions and calls more than " + std::to_string(kMaxBlockDepth) +
+                    " deep");
   }
-  return true;
+  ++block_depth_;
+  bool ok = true;
+  for (const ir::Stmt& s : b.stmts) {
+    if (!run_stmt(s)) {
+      ok = false;
+      break;
+    }
+  }
+  --block_depth_;
+  return ok;
 }
 
 bool Machine::run_stmt(const ir::Stmt& s) {
@@ -238,7 +254,9 @@ bool Machine::check_reads(Span span) {
 std::string Machine::var_name(int32_t v) const {
   const auto& vars = frame_->fn->vars;
   if (v < 0 || static_cast<size_t>(v) >= vars.size()) return "#" + std::to_string(v);
-  return vars[static_cast<size_t>(v)].name;
+  // Intermediate values have no source name.
+  const std::string& name = vars[static_cast<size_t>(v)].name;
+  return name.empty() ? "this tensor" : name;
 }
 
 // --- sizes and shapes ---

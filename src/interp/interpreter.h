@@ -25,7 +25,8 @@ struct CostCounts {
 
 struct Options {
   // Largest tensor (in elements) the interpreter will allocate; larger is an error, not a crash.
-  int64_t max_tensor_elements = int64_t{1} << 31;
+  // 2^28 f64 elements are 2 GiB.
+  int64_t max_tensor_elements = int64_t{1} << 28;
   // Upper bound on the iterations of one while-loop (0: unbounded).
   int64_t max_while_iterations = 0;
 };

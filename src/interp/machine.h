@@ -104,6 +104,9 @@ class Machine {
   Options options_;
   Frame* frame_ = nullptr;
   size_t depth_ = 0;
+  static constexpr size_t kMaxCallDepth = 256;
+  size_t block_depth_ = 0;
+  static constexpr size_t kMaxBlockDepth = 2048;
   std::unordered_set<const ir::Function*> ids_checked_;
   int32_t bad_read_ = -1;
   std::optional<Diagnostic> error_;

@@ -106,10 +106,18 @@ bool Machine::bind_params(const ir::Function& fn, const std::vector<Value>& args
         }
         if (sv != nullptr) {
           auto j = static_cast<size_t>(sv->param);
-          failure = "size variable " + *name + " is " + std::to_string(*want) + " from parameter " +
-                    param_name(j) + " (" + args[j].type_string() + ") but " +
-                    std::to_string(actual) + " from parameter " + param_name(i) + " (" +
-                    args[i].type_string() + ")";
+          if (j == i) {  // two dimensions of one parameter disagree
+            failure = "size variable " + *name + " is " + std::to_string(*want) +
+                      " from dimension " + std::to_string(sv->dim) + " of parameter " +
+                      param_name(i) + " but " + std::to_string(actual) + " from dimension " +
+                      std::to_string(d) + " (" + param_name(i) + " is " + args[i].type_string() +
+                      ", declared " + fn.param_type(i).to_string() + ")";
+          } else {
+            failure = "size variable " + *name + " is " + std::to_string(*want) +
+                      " from parameter " + param_name(j) + " (" + args[j].type_string() + ") but " +
+                      std::to_string(actual) + " from parameter " + param_name(i) + " (" +
+                      args[i].type_string() + ")";
+          }
           if (entry && j != i && j < fn.param_spans.size()) {
             notes.emplace_back(fn.param_spans[j], *name + " is first bound by " + param_name(j));
           }
@@ -120,10 +128,12 @@ bool Machine::bind_params(const ir::Function& fn, const std::vector<Value>& args
             vars += (vars.empty() ? " (" : ", ") + n + " = " + (val ? std::to_string(*val) : "?");
           }
           if (!vars.empty()) vars += ")";
+          const std::string must = e.is_constant()
+                                       ? std::to_string(*want)
+                                       : e.to_string() + " = " + std::to_string(*want) + vars;
           failure = "parameter " + param_name(i) + " (" + args[i].type_string() +
                     ") does not fit its type " + fn.param_type(i).to_string() + ": dimension " +
-                    std::to_string(d) + " is " + std::to_string(actual) + " but " + e.to_string() +
-                    " is " + std::to_string(*want) + vars;
+                    std::to_string(d) + " must be " + must + ", found " + std::to_string(actual);
         }
         return false;
       }
