@@ -237,7 +237,9 @@ Val FunctionChecker::unary(const ast::Unary& u, Span span) {
   }
   // Negation; literals fold so that `-1` stays a literal.
   if (!a.atom.is_var && a.atom.lit.type == Scalar::I64 && a.atom.lit.integer != INT64_MIN) {
-    return literal_int(-a.atom.lit.integer, span);
+    Val out = literal_int(-a.atom.lit.integer, span);
+    out.weak = a.weak;  // -i64(5) stays an i64
+    return out;
   }
   if (!a.atom.is_var && is_real(a.atom.lit.type)) {
     Val out = a;
@@ -396,8 +398,13 @@ Val FunctionChecker::logic(const ast::Binary& b, Span span) {
   ir::Block constant;
   constant.results = {ir::Atom::boolean(!is_and)};
   ir::IfOp op{a.atom, {}, {}};
-  op.then_branch = is_and ? std::move(rhs) : std::move(constant);
-  op.else_branch = is_and ? std::move(constant) : std::move(rhs);
+  if (is_and) {
+    op.then_branch = std::move(rhs);
+    op.else_branch = std::move(constant);
+  } else {
+    op.then_branch = std::move(constant);
+    op.else_branch = std::move(rhs);
+  }
   return var_val(emit(std::move(op), Type::scalar(Scalar::Bool), span), span);
 }
 
@@ -438,11 +445,16 @@ Val FunctionChecker::power(const ast::Binary& b, Span span) {
 
 Val FunctionChecker::int_power(const Val& base, int64_t k, Span span) {
   const Scalar t = base.type.elem;
-  if (k == 0)
-    return t == Scalar::I64 ? literal_int(1, span) : convert_literal(literal_real(1.0, span), t);
-  if (!base.atom.is_var && is_real(t)) {
-    Val out = literal_real(std::pow(base.atom.lit.real, static_cast<double>(k)), span);
-    return convert_literal(out, t);
+  if (k == 0 || (!base.atom.is_var && is_real(t))) {
+    // Folded to a literal of the base's type, adaptable only if the base was.
+    Val out = k == 0 && t == Scalar::I64
+                  ? literal_int(1, span)
+                  : convert_literal(
+                        literal_real(k == 0 ? 1.0 : std::pow(base.atom.lit.real, static_cast<double>(k)),
+                                     span),
+                        t);
+    out.weak = base.weak;
+    return out;
   }
   const uint64_t n = k < 0 ? static_cast<uint64_t>(-(k + 1)) + 1 : static_cast<uint64_t>(k);
   // Square-and-multiply: x^n in about log2(n) multiplications.

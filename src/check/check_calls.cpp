@@ -135,8 +135,13 @@ Val FunctionChecker::builtin_call(const ast::Call& c, Span span, bool* handled) 
     if (!x.atom.is_var && x.type.is_scalar()) {  // fold conversions of literals
       const auto& lit = x.atom.lit;
       if (to == Scalar::I64) {
-        if (lit.type == Scalar::I64) return literal_int(lit.integer, span);
-        if (lit.type == Scalar::Bool) return literal_int(lit.boolean ? 1 : 0, span);
+        // A conversion's result has its type: `i64(5) + 0.5` is an error, like `i + 0.5`.
+        if (lit.type == Scalar::I64 || lit.type == Scalar::Bool) {
+          Val out =
+              literal_int(lit.type == Scalar::I64 ? lit.integer : (lit.boolean ? 1 : 0), span);
+          out.weak = false;
+          return out;
+        }
         double t = std::trunc(lit.real);
         if (std::isfinite(t) && t >= -9.2e18 && t <= 9.2e18) {
           Val out = literal_int(static_cast<int64_t>(t), span);
@@ -249,6 +254,17 @@ std::optional<std::string> FunctionChecker::resolve_callee(const ast::FnRef& ref
       return std::nullopt;
     }
     return ref.name;
+  }
+  // Each jvp level doubles the parameters and result of what it differentiates; eight levels
+  // are far beyond any use (a Hessian-vector product is two) and keep signatures small.
+  constexpr int kMaxDerivativeNesting = 8;
+  int depth = 0;
+  for (const ast::FnRef* r = &ref; r && r->deriv; r = r->inner.get()) ++depth;
+  if (depth > kMaxDerivativeNesting) {
+    diags_.error(ref.span, "derivative operators nest " + std::to_string(depth) +
+                               " deep here; at most " + std::to_string(kMaxDerivativeNesting) +
+                               " are supported");
+    return std::nullopt;
   }
   auto base_name = resolve_callee(*ref.inner);
   if (!base_name) return std::nullopt;

@@ -1,7 +1,6 @@
 // Checks a whole module: signatures first (so functions may call functions defined anywhere),
 // then bodies, then derived functions and the absence of recursion.
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "check/checker.h"
@@ -40,41 +39,63 @@ ir::Function make_shell(const check::Signature& sig, const std::vector<ir::SizeV
   return f;
 }
 
-// Reports each cycle of the call graph once, at a call inside it.
+// Reports each cycle of the call graph once, at a call inside it. Iterative, so that a long
+// chain of definitions cannot exhaust the stack.
 void report_recursion(const check::ProgramContext& ctx, const std::vector<std::string>& order,
                       DiagnosticSink& diags) {
   enum class Mark { None, Active, Done };
   std::map<std::string, Mark> mark;
-  std::vector<std::string> stack;
   std::set<std::string> reported;
-  std::function<void(const std::string&)> visit = [&](const std::string& f) {
-    mark[f] = Mark::Active;
-    stack.push_back(f);
+  static const std::map<std::string, Span> kNoCalls;
+  auto callees = [&](const std::string& f) -> const std::map<std::string, Span>& {
     auto it = ctx.calls.find(f);
-    if (it != ctx.calls.end()) {
-      for (const auto& [g, span] : it->second) {
-        if (mark[g] == Mark::Active) {
-          auto start = std::find(stack.begin(), stack.end(), g);
-          std::string chain;
-          for (auto s = start; s != stack.end(); ++s) {
-            chain += (s == start ? "`" : ", which calls `") + *s + "`";
-          }
-          chain += ", which calls `" + g + "`";
-          if (reported.insert(g).second) {
-            diags.error(span, "recursion is not allowed: " + chain,
-                        "functions cannot call themselves, directly or indirectly; use `loop` "
-                        "for iteration");
-          }
-        } else if (mark[g] == Mark::None) {
-          visit(g);
+    return it == ctx.calls.end() ? kNoCalls : it->second;
+  };
+  struct Frame {
+    std::string fn;
+    std::map<std::string, Span>::const_iterator next, end;
+  };
+  for (const auto& root : order) {
+    if (mark[root] != Mark::None) continue;
+    std::vector<Frame> stack;
+    auto enter = [&](const std::string& f) {
+      mark[f] = Mark::Active;
+      const auto& cs = callees(f);
+      stack.push_back(Frame{f, cs.begin(), cs.end()});
+    };
+    enter(root);
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next == top.end) {
+        mark[top.fn] = Mark::Done;
+        stack.pop_back();
+        continue;
+      }
+      const auto& [g, span] = *top.next++;
+      if (mark[g] == Mark::None) {
+        enter(g);
+      } else if (mark[g] == Mark::Active && reported.insert(g).second) {
+        std::vector<std::string> cycle;
+        for (const auto& fr : stack) {
+          if (!cycle.empty() || fr.fn == g) cycle.push_back(fr.fn);
         }
+        cycle.push_back(g);
+        // A long cycle is shown by its ends.
+        if (cycle.size() > 8) {
+          cycle.erase(cycle.begin() + 4, cycle.end() - 3);
+          cycle.insert(cycle.begin() + 4, "...");
+        }
+        std::string chain;
+        for (const auto& c : cycle) {
+          chain += chain.empty() ? "`" + c + "`"
+                   : c == "..."  ? ", ..."
+                                 : ", which calls `" + c + "`";
+        }
+        diags.error(span, "recursion is not allowed: " + chain,
+                    "functions cannot call themselves, directly or indirectly; use `loop` for "
+                    "iteration");
       }
     }
-    stack.pop_back();
-    mark[f] = Mark::Done;
-  };
-  for (const auto& f : order) {
-    if (mark[f] == Mark::None) visit(f);
   }
 }
 

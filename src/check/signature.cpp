@@ -98,16 +98,6 @@ void for_each_tensor(const Type& t, std::vector<int>& path, F&& f) {
   f(t, path);
 }
 
-Type substitute(const Type& t, const std::map<std::string, SizeExpr>& by) {
-  Type out = t;
-  if (t.is_tuple) {
-    for (auto& e : out.elems) e = substitute(e, by);
-    return out;
-  }
-  for (auto& d : out.shape) d = d.substitute(by);
-  return out;
-}
-
 // Binds size variables of `want` from `have` (first whole-dimension occurrences).
 bool match_structure(const Type& want, const Type& have, std::map<std::string, SizeExpr>& bind,
                      std::string* why) {
@@ -264,7 +254,7 @@ std::optional<Type> instantiate(const Signature& sig, const std::vector<Type>& a
     }
   }
   for (size_t i = 0; i < args.size(); ++i) {
-    Type want = substitute(sig.param_types[i], bind);
+    Type want = sig.param_types[i].substitute(bind);
     if (want != args[i]) {
       *bad_arg = static_cast<int>(i);
       *why = "expected " + want.to_string() + ", found " + args[i].to_string();
@@ -283,7 +273,7 @@ std::optional<Type> instantiate(const Signature& sig, const std::vector<Type>& a
       return std::nullopt;
     }
   }
-  return substitute(sig.result, bind);
+  return sig.result.substitute(bind);
 }
 
 std::string derived_name(ast::DerivKind kind, const Signature& base, const std::vector<int>& wrt) {

@@ -1109,4 +1109,29 @@ TEST(CheckerErrors, AWrongAccumDimensionIsReportedOnce) {
                        "a dimension of `accum` must be a size expression"));
 }
 
+// Conversions, negations and powers of literals have their type: only plain literals adapt.
+TEST(CheckerErrors, ConvertedLiteralsDoNotAdapt) {
+  EXPECT_TRUE(OneError("def f(x: f64) -> f64 { i64(5) + 0.5 }", 1, 31,
+                       "mismatched types i64 and f64 for `+`",
+                       "convert the integer with `f64(...)`"));
+  EXPECT_TRUE(OneError("def f(x: f64) -> f64 { -i64(5.0) + 0.5 }", 1, 34,
+                       "mismatched types i64 and f64 for `+`",
+                       "convert the integer with `f64(...)`"));
+  EXPECT_TRUE(OneError("def f(i: i64) -> f64 { (i ^ 0) + 0.5 }", 1, 32,
+                       "mismatched types i64 and f64 for `+`",
+                       "convert the integer with `f64(...)`"));
+  // Plain literals still adapt, negated or raised to a power.
+  EXPECT_EQ(Eval("def f(x: f64) -> f64 { x + -2 + 2 ^ 3 }", "f", {Value::f64(1.0)}).as_f64(), 7.0);
+}
+
+TEST(CheckerErrors, DerivativeOperatorsNestAtMostEightDeep) {
+  std::string op = "f";
+  for (int k = 0; k < 9; ++k) op = "jvp(" + op + ")";
+  auto m = Module::from_string("def f(x: f64) -> f64 { x }\ndef g(x: f64) -> f64 { " + op +
+                                   "(x) }\n",
+                               "deep.cot");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors()[0].message, "derivative operators nest 9 deep here; at most 8 are supported");
+}
+
 }  // namespace
