@@ -1,6 +1,8 @@
 // The Cotangent C++ API: load a module of the language from a string or a file, look a
 // function up, evaluate it on tensor values, count its operations, print its Core IR.
-// Errors are values (Result) that carry source locations; nothing here throws or exits.
+// Errors are values (Result) that carry source locations; nothing here throws or exits (running
+// out of memory is reported as an error too). Result::value() on an error is a programming
+// error: check ok() first.
 //
 //   auto m = cotangent::Module::from_file("model.cot");
 //   if (!m.ok()) { std::cerr << m.message(); return 1; }
@@ -43,8 +45,9 @@ struct CostReport {
 };
 
 struct EvalOptions {
-  // Stop a while-loop after this many iterations with an error (0: no limit).
-  int64_t max_while_iterations = 0;
+  // Stop a while-loop after this many iterations with an error (0: no limit). The default turns
+  // a loop whose condition never fails into an error after a few seconds rather than a hang.
+  int64_t max_while_iterations = 100'000'000;
 };
 
 class Module {
@@ -70,6 +73,9 @@ class Module {
 
  private:
   explicit Module(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  static Result<Module> load(std::string_view source, std::string name);
+  Result<Value> run(const std::string& fn, const std::vector<Value>& args,
+                    const EvalOptions& options, CostReport* report) const;
   std::shared_ptr<const Impl> impl_;
 };
 

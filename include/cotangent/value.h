@@ -36,6 +36,9 @@ class Value {
   // The element count of a shape: false when a dimension is negative or the product overflows
   // int64_t. Callers check shapes from outside with it before zeros().
   static bool checked_numel(const std::vector<int64_t>& shape, int64_t* out);
+  // Every tensor in it has a valid shape and the storage that shape needs. Values that fail
+  // this (built by zeros() from an invalid shape) are refused by evaluation and I/O.
+  bool well_formed() const;
   const std::vector<Value>& elems() const { return elems_; }
 
   // Scalar access (any rank-0 value of the matching type).

@@ -1,11 +1,14 @@
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "check/checker.h"
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
+#include "ir/uses.h"
 #include "syntax/parser.h"
 
 namespace cot {
@@ -86,9 +89,28 @@ Error no_function(const cot::ir::Program& p, const std::string& name) {
   return e;
 }
 
+// The library reports errors as values; what can still escape from the standard library is
+// an allocation failure (a program asking for more memory than the machine has).
+template <class T, class F>
+Result<T> guarded(F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    Error e;
+    e.message = "out of memory";
+    e.help = "the program or its inputs need more memory than is available";
+    e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
+    return e;
+  }
+}
+
 }  // namespace
 
 Result<Module> Module::from_string(std::string_view source, std::string name) {
+  return guarded<Module>([&]() -> Result<Module> { return load(source, std::move(name)); });
+}
+
+Result<Module> Module::load(std::string_view source, std::string name) {
   auto sm = std::make_shared<cot::SourceManager>();
   const uint32_t prelude_id = sm->add("<prelude>", std::string(cot::kPreludeText));
   const uint32_t user_id = sm->add(std::move(name), std::string(source));
@@ -105,12 +127,14 @@ Result<Module> Module::from_string(std::string_view source, std::string name) {
 }
 
 Result<Module> Module::from_file(const std::string& path) {
+  std::error_code ec;
+  const bool is_dir = std::filesystem::is_directory(path, ec);
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  if (!in || is_dir) {
     Error e;
     e.file = path;
-    e.message = "cannot read " + path;
-    e.help = "check that the file exists and is readable";
+    e.message = is_dir ? path + " is a directory" : "cannot read " + path;
+    e.help = is_dir ? "name a .cot file" : "check that the file exists and is readable";
     e.rendered = path + ": error: " + e.message + "\n  help: " + e.help + "\n";
     return e;
   }
@@ -145,54 +169,16 @@ Result<FunctionInfo> Module::function(const std::string& name) const {
 
 namespace {
 
-// Values built through the API can hold shapes that cannot exist (negative or overflowing
-// dimensions keep their shape but get no storage); they are refused here, by parameter name,
-// before the interpreter reads them.
-std::optional<std::string> malformed(const Value& v) {
-  if (v.is_tuple()) {
-    for (const auto& e : v.elems()) {
-      if (auto why = malformed(e)) return why;
-    }
-    return std::nullopt;
-  }
-  int64_t n = 0;
-  std::string shape = "[";
-  for (size_t d = 0; d < v.shape().size(); ++d) {
-    shape += (d ? ", " : "") + std::to_string(v.shape()[d]);
-  }
-  shape += "]";
-  if (!Value::checked_numel(v.shape(), &n)) {
-    return "its shape " + shape + " has a negative dimension or too many elements";
-  }
-  size_t have = 0;
-  switch (v.dtype()) {
-    case DType::F64:
-      have = v.f64_data().size();
-      break;
-    case DType::F32:
-      have = v.f32_data().size();
-      break;
-    case DType::I64:
-      have = v.i64_data().size();
-      break;
-    case DType::Bool:
-      have = v.bool_data().size();
-      break;
-  }
-  if (static_cast<int64_t>(have) != n) {
-    return "its shape " + shape + " needs " + std::to_string(n) + " elements but it has " +
-           std::to_string(have);
-  }
-  return std::nullopt;
-}
-
 std::optional<Error> check_arguments(const cot::ir::Function& f, const std::vector<Value>& args) {
   for (size_t i = 0; i < args.size() && i < f.params.size(); ++i) {
-    if (auto why = malformed(args[i])) {
+    // Values built through the API can hold shapes that cannot exist (negative or overflowing
+    // dimensions keep their shape but get no storage): refuse them before anything reads them.
+    if (!args[i].well_formed()) {
       Error e;
       e.message = "argument " + std::to_string(i + 1) + " (`" +
                   f.vars[static_cast<size_t>(f.params[i])].name + "`) of `" + f.name +
-                  "` is not a valid value: " + *why;
+                  "` is not a valid value: its shape " + args[i].type_string() +
+                  " has a negative dimension, too many elements, or no storage";
       e.help = "build tensors with Value::zeros and a shape of non-negative dimensions";
       e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
       return e;
@@ -210,29 +196,55 @@ cot::interp::Options interp_options(const EvalOptions& o) {
 
 Result<Value> Module::evaluate(const std::string& fn, const std::vector<Value>& args,
                                const EvalOptions& options) const {
-  const cot::ir::Function* f = impl_->program.find(fn);
-  if (!f || f->derivation) return no_function(impl_->program, fn);
-  if (auto e = check_arguments(*f, args)) return *e;
-  auto r = cot::interp::evaluate(impl_->program, fn, args, nullptr, interp_options(options));
-  if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);
-  return std::get<Value>(std::move(r));
+  return guarded<Value>([&]() -> Result<Value> { return run(fn, args, options, nullptr); });
 }
 
 Result<CostReport> Module::cost(const std::string& fn, const std::vector<Value>& args,
                                 const EvalOptions& options) const {
+  return guarded<CostReport>([&]() -> Result<CostReport> {
+    CostReport report;
+    auto r = run(fn, args, options, &report);
+    if (!r) return r.errors();
+    return report;
+  });
+}
+
+Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
+                          const EvalOptions& options, CostReport* report) const {
   const cot::ir::Function* f = impl_->program.find(fn);
   if (!f || f->derivation) return no_function(impl_->program, fn);
   if (auto e = check_arguments(*f, args)) return *e;
   cot::interp::CostCounts counts;
-  auto r = cot::interp::evaluate(impl_->program, fn, args, &counts, interp_options(options));
+  auto r = cot::interp::evaluate(impl_->program, fn, args, report ? &counts : nullptr,
+                                 interp_options(options));
   if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);
-  return CostReport{counts.total(), counts.add, counts.mul, counts.call};
+  if (report) *report = CostReport{counts.total(), counts.add, counts.mul, counts.call};
+  return std::get<Value>(std::move(r));
 }
 
 Result<std::string> Module::print(const std::string& fn) const {
-  const cot::ir::Function* f = impl_->program.find(fn);
-  if (!f || f->derivation) return no_function(impl_->program, fn);
-  return cot::ir::print_function(impl_->program, *f);
+  return guarded<std::string>([&]() -> Result<std::string> {
+    const cot::ir::Function* f = impl_->program.find(fn);
+    if (!f || f->derivation) return no_function(impl_->program, fn);
+    // The printed text is a whole program: the function, then every user function it calls,
+    // directly or through a derivative operator (prelude functions are always available).
+    const cot::ir::Program& p = impl_->program;
+    std::vector<const cot::ir::Function*> order{f};
+    std::set<std::string> seen{f->name};
+    auto want = [&](const std::string& name) {
+      const cot::ir::Function* g = p.find(name);
+      while (g && g->derivation) g = p.find(g->derivation->base);
+      if (g && !g->from_prelude && seen.insert(g->name).second) order.push_back(g);
+    };
+    for (size_t k = 0; k < order.size(); ++k) {
+      cot::ir::for_each_call(order[k]->body, want);
+    }
+    std::string text;
+    for (const auto* g : order) {
+      text += (text.empty() ? "" : "\n") + cot::ir::print_function(p, *g);
+    }
+    return text;
+  });
 }
 
 }  // namespace cotangent

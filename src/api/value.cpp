@@ -193,4 +193,31 @@ std::string Value::type_string() const {
   return s + "]";
 }
 
+bool Value::well_formed() const {
+  if (is_tuple_) {
+    for (const auto& e : elems_) {
+      if (!e.well_formed()) return false;
+    }
+    return true;
+  }
+  int64_t n = 0;
+  if (!checked_numel(shape_, &n)) return false;
+  size_t have = 0;
+  switch (dtype_) {
+    case DType::F64:
+      have = f64_data().size();
+      break;
+    case DType::F32:
+      have = f32_data().size();
+      break;
+    case DType::I64:
+      have = i64_data().size();
+      break;
+    case DType::Bool:
+      have = bool_data().size();
+      break;
+  }
+  return static_cast<int64_t>(have) == n;
+}
+
 }  // namespace cotangent

@@ -1,6 +1,7 @@
 // The `cotangent` command-line tool. Built only on the public API (include/cotangent/).
 // Exit codes: 0 success; 1 an error in the program or its input; 2 wrong usage.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -32,8 +33,11 @@ usage:
       `--input -` reads standard input. `--arg NAME=PATH.npy` gives a tensor
       parameter from a NumPy file instead. Prints {"result": VALUE}; with
       --output writes it to OUT instead (a .npy path writes a tensor result).
+      A while-loop stops with an error after N iterations (default 100000000;
+      --max-iterations 0 removes the limit).
   cotangent print FILE FN
-      Print the Core IR of FN as source in the language.
+      Print the Core IR of FN as source in the language, followed by the user
+      functions it calls: a complete program that computes the same values.
   cotangent cost FILE FN --input IN.json [--arg NAME=PATH.npy]...
       Evaluate FN and print its operation counts under the cost model:
       {"ops": N, "add": N, "mul": N, "call": N}.
@@ -60,7 +64,7 @@ struct Options {
   std::optional<std::string> output;
   std::vector<std::pair<std::string, std::string>> npy_args;
   std::string backend = "interp";
-  int64_t max_iterations = 0;
+  int64_t max_iterations = cotangent::EvalOptions{}.max_while_iterations;
 };
 
 // Parses flags common to the subcommands; returns an error message for bad usage.
@@ -99,9 +103,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
     } else if (is("--max-iterations")) {
       auto v = value("--max-iterations");
       char* end = nullptr;
+      errno = 0;
       long long n = v ? std::strtoll(v->c_str(), &end, 10) : -1;
-      if (!v || v->empty() || *end != '\0' || n < 0) {
-        return "--max-iterations needs a non-negative integer";
+      if (!v || v->empty() || *end != '\0' || n < 0 || errno == ERANGE) {
+        return "--max-iterations needs a non-negative integer (0: no limit)";
       }
       o.max_iterations = n;
     } else if (a.size() > 1 && a[0] == '-' && a != "-") {
@@ -150,7 +155,8 @@ int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& mo
   if (!info) return report(info.errors());
   const auto& params = info.value().params;
   std::map<std::string, cotangent::Value> from_npy;
-  for (const auto& [name, path] : o.npy_args) {
+  for (const auto& [arg_name, path] : o.npy_args) {
+    const std::string& name = arg_name;  // a plain reference: lambdas cannot capture bindings
     auto it = std::find_if(params.begin(), params.end(),
                            [&](const cotangent::ParamInfo& p) { return p.name == name; });
     if (it == params.end()) {
@@ -260,9 +266,7 @@ int cmd_cost(const Options& o) {
   return kOk;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kHelp;
     return kUsage;
@@ -283,4 +287,18 @@ int main(int argc, char** argv) {
   if (cmd == "print") return cmd_print(o);
   if (cmd == "cost") return cmd_cost(o);
   return usage("unknown command `" + cmd + "`");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The library reports errors as values; what can still escape is running out of memory.
+  try {
+    return run_command(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "cotangent: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "cotangent: internal error: " << e.what() << "\n";
+  }
+  return kError;
 }

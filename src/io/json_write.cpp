@@ -1,5 +1,5 @@
 // Writing values as JSON text. Hand-written rather than through nlohmann::json so that reals
-// keep exactly 17 (f64) or 9 (f32) significant digits, which makes them round-trip exactly.
+// keep 17 significant digits (f32 values as their exact double), which round-trips exactly.
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -30,7 +30,8 @@ void append_element(const Value& v, size_t k, std::string& out) {
       append_real(v.f64_data()[k], 17, out);
       break;
     case DType::F32:
-      append_real(static_cast<double>(v.f32_data()[k]), 9, out);
+      // The f32 value itself, exactly, as a double with 17 digits: 0.1f is 0.10000000149011612.
+      append_real(static_cast<double>(v.f32_data()[k]), 17, out);
       break;
     case DType::I64:
       out += std::to_string(v.i64_data()[k]);
@@ -74,6 +75,7 @@ void append_value(const Value& v, std::string& out) {
 }  // namespace
 
 std::string value_to_json(const Value& v) {
+  if (!v.well_formed()) return "null";  // a shape with no storage has no elements to write
   std::string out;
   append_value(v, out);
   return out;

@@ -388,6 +388,15 @@ Result<Value> read_npy(const std::string& path, const ValueKind& kind) {
                   (need == UINT64_MAX ? std::string("too many") : std::to_string(need)) +
                   " bytes of data but " + std::to_string(available) + " bytes follow the header");
   }
+  // An empty array can still have absurd dimensions, e.g. (2^31, 0), whose rows would take
+  // hours to print or iterate: bound the product of the nonzero dimensions as well.
+  uint64_t outer = 1;
+  for (int64_t d : header.shape) outer = d == 0 ? outer : times(outer, static_cast<uint64_t>(d));
+  if (outer > static_cast<uint64_t>(kMaxDim)) {
+    return io::file_error(path, "the .npy array " + found +
+                                    " is too large: its nonzero "
+                                    "dimensions multiply to more than 2^31");
+  }
   std::vector<unsigned char> data;
   if (!read(static_cast<size_t>(need), data)) {
     return io::file_error(path, "cannot read the data of the .npy file");
@@ -399,6 +408,10 @@ Result<bool> write_npy(const std::string& path, const Value& v) {
   if (v.is_tuple()) {
     return io::file_error(path, "cannot write a tuple (" + v.type_string() + ") to a .npy file",
                           "a .npy file holds one tensor; write the result as JSON instead");
+  }
+  if (!v.well_formed()) {
+    return io::file_error(path, "cannot write a tensor whose shape " + v.type_string() +
+                                    " has a negative dimension, too many elements, or no storage");
   }
   const NpyType& type = npy_type_of(v.dtype());
   std::string dict = std::string("{'descr': '") + type.descr +

@@ -175,8 +175,8 @@ std::vector<VarId> new_state(Function& f, const std::vector<Atom>& init,
 }  // namespace
 
 std::vector<VarId> Builder::loop_for(std::vector<Atom> init, Atom count, const LoopBodyFn& body,
-                                     std::vector<std::string> state_names, std::string iter_name,
-                                     Span span) {
+                                     const std::vector<std::string>& state_names,
+                                     std::string iter_name, Span span) {
   LoopOp op;
   op.state = new_state(f_, init, state_names);
   op.iter = f_.new_var(std::move(iter_name), Type::scalar(Scalar::I64));
@@ -189,8 +189,8 @@ std::vector<VarId> Builder::loop_for(std::vector<Atom> init, Atom count, const L
 }
 
 std::vector<VarId> Builder::loop_while(std::vector<Atom> init, const LoopCondFn& cond,
-                                       const LoopBodyFn& body, std::vector<std::string> state_names,
-                                       Span span) {
+                                       const LoopBodyFn& body,
+                                       const std::vector<std::string>& state_names, Span span) {
   LoopOp op;
   op.is_while = true;
   op.state = new_state(f_, init, state_names);

@@ -54,12 +54,12 @@ class Builder {
   // loop state = init for iter < count { body }. State variables are named after
   // `state_names` when given (else "s"), the counter after `iter_name`.
   std::vector<VarId> loop_for(std::vector<Atom> init, Atom count, const LoopBodyFn& body,
-                              std::vector<std::string> state_names = {},
+                              const std::vector<std::string>& state_names = {},
                               std::string iter_name = "t", Span span = {});
   // loop state = init while cond { body }.
   std::vector<VarId> loop_while(std::vector<Atom> init, const LoopCondFn& cond,
-                                const LoopBodyFn& body, std::vector<std::string> state_names = {},
-                                Span span = {});
+                                const LoopBodyFn& body,
+                                const std::vector<std::string>& state_names = {}, Span span = {});
   // accum[shape] ivars. body, where body yields shape.size() i64 positions and then the value.
   VarId accum(std::vector<SizeExpr> shape, std::vector<IndexVar> ivars, const RegionFn& body,
               Span span = {});

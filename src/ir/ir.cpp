@@ -10,7 +10,8 @@ bool Literal::operator==(const Literal& o) const {
     case Scalar::F64:
     case Scalar::F32:
       // Bitwise-equal reals (so NaN literals compare equal to themselves and -0 != 0).
-      return std::memcmp(&real, &o.real, sizeof real) == 0;
+      return std::memcmp(&real, &o.real, sizeof real) ==
+             0;  // NOLINT(bugprone-suspicious-memory-comparison)
     case Scalar::I64:
       return integer == o.integer;
     case Scalar::Bool:

@@ -8,16 +8,26 @@
 #include <set>
 #include <string_view>
 
+#include "syntax/token.h"
+
 namespace cot::ir {
 namespace {
 
-// Words a variable may not be printed as: keywords, type names and the wildcard. Function
-// names (built-in, derivative operators, the program's own) live in a separate namespace: a
-// name in call position is always a function, so parameters keep their names even when they
-// coincide with one (`def f(exp: f64) -> f64 { exp(exp) }`).
-constexpr std::string_view kKeywords[] = {"def",   "let", "for",  "sum",   "max",  "min",   "loop",
-                                          "while", "if",  "then", "else",  "true", "false", "f64",
-                                          "f32",   "i64", "bool", "accum", "_"};
+// Words a variable may not be printed as: the lexer's reserved words (keywords and type
+// names), the wildcard `_`, and `accum`, which is an ordinary name but starts the accum form
+// when a shape and binders follow; avoiding it keeps printed code unambiguous. Function names
+// (built-in, derivative operators, the program's own) live in a separate namespace: a name in
+// call position is always a function, so parameters keep their names even when they coincide
+// with one (`def f(exp: f64) -> f64 { exp(exp) }`).
+constexpr std::string_view kNotVariableNames[] = {"accum", "_"};
+
+bool is_unprintable_name(std::string_view s) {
+  if (is_reserved_word(s)) return true;
+  for (auto w : kNotVariableNames) {
+    if (w == s) return true;
+  }
+  return false;
+}
 
 bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
@@ -57,7 +67,6 @@ void collect_size_names(const Type& t, std::set<std::string>& out) {
 class Names {
  public:
   Names(const Program& /*program*/, const Function& f, bool params_only = false) {
-    for (auto w : kKeywords) used_.insert(std::string(w));
     std::set<std::string> sizes;
     for (VarId p : f.params) {
       if (valid(f, p)) collect_size_names(f.type_of(p), sizes);
@@ -86,7 +95,7 @@ class Names {
   // A name used by nothing else (binders the printer introduces itself).
   std::string fresh(const std::string& hint) {
     std::string s = hint;
-    for (int k = 1; used_.count(s); ++k) s = hint + "_" + std::to_string(k);
+    for (int k = 1; taken(s); ++k) s = hint + "_" + std::to_string(k);
     used_.insert(s);
     return s;
   }
@@ -99,13 +108,15 @@ class Names {
     if (!valid(f, v) || !of_[static_cast<size_t>(v)].empty()) return;
     std::string base = legal_base(f.vars[static_cast<size_t>(v)].name, v);
     std::string s = base;
-    if (used_.count(s)) s = base + "_" + std::to_string(v);
-    for (int k = 1; used_.count(s); ++k) {
+    if (taken(s)) s = base + "_" + std::to_string(v);
+    for (int k = 1; taken(s); ++k) {
       s = base + "_" + std::to_string(v) + "_" + std::to_string(k);
     }
     used_.insert(s);
     of_[static_cast<size_t>(v)] = s;
   }
+
+  bool taken(const std::string& s) const { return is_unprintable_name(s) || used_.count(s); }
 
   std::set<std::string> used_;
   std::vector<std::string> of_;

@@ -51,4 +51,11 @@ std::string Type::to_string() const {
   return s + "]";
 }
 
+Type Type::substitute(const std::map<std::string, SizeExpr>& by) const {
+  Type out = *this;
+  for (auto& e : out.elems) e = e.substitute(by);
+  for (auto& d : out.shape) d = d.substitute(by);
+  return out;
+}
+
 }  // namespace cot

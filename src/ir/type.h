@@ -2,6 +2,7 @@
 // symbolic shapes; and tuples of types.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct Type {
   bool operator!=(const Type& o) const { return !(*this == o); }
   // Source spelling: "f64", "f64[n, m]", "(f64, i64[k])".
   std::string to_string() const;
+  // The type with size variables replaced (a callee's shapes at a call site).
+  Type substitute(const std::map<std::string, SizeExpr>& by) const;
 };
 
 }  // namespace cot

@@ -17,6 +17,25 @@ void pred_use(const Pred& p, const std::function<void(VarId)>& use) {
   for (auto v : vs) use(v);
 }
 
+template <class F>
+void for_each_region(const Op& op, F&& f) {
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, GenOp> || std::is_same_v<T, ReduceOp> ||
+                      std::is_same_v<T, GuardOp> || std::is_same_v<T, AccumOp>) {
+          f(o.body);
+        } else if constexpr (std::is_same_v<T, LoopOp>) {
+          if (o.is_while) f(o.cond);
+          f(o.body);
+        } else if constexpr (std::is_same_v<T, IfOp>) {
+          f(o.then_branch);
+          f(o.else_branch);
+        }
+      },
+      op);
+}
+
 }  // namespace
 
 void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use) {
@@ -54,23 +73,16 @@ void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use) {
 void for_each_use(const Block& block, const std::function<void(VarId)>& use) {
   for (const auto& s : block.stmts) {
     for_each_direct_use(s.op, use);
-    std::visit(
-        [&](const auto& o) {
-          using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, GenOp> || std::is_same_v<T, ReduceOp> ||
-                        std::is_same_v<T, GuardOp> || std::is_same_v<T, AccumOp>) {
-            for_each_use(o.body, use);
-          } else if constexpr (std::is_same_v<T, LoopOp>) {
-            if (o.is_while) for_each_use(o.cond, use);
-            for_each_use(o.body, use);
-          } else if constexpr (std::is_same_v<T, IfOp>) {
-            for_each_use(o.then_branch, use);
-            for_each_use(o.else_branch, use);
-          }
-        },
-        s.op);
+    for_each_region(s.op, [&](const Block& b) { for_each_use(b, use); });
   }
   for (const auto& a : block.results) atom_use(a, use);
+}
+
+void for_each_call(const Block& block, const std::function<void(const std::string&)>& callee) {
+  for (const auto& s : block.stmts) {
+    if (const auto* c = s.as<CallOp>()) callee(c->callee);
+    for_each_region(s.op, [&](const Block& b) { for_each_call(b, callee); });
+  }
 }
 
 std::vector<int> use_counts(const Function& f) {

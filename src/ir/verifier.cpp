@@ -9,13 +9,6 @@
 namespace cot::ir {
 namespace {
 
-Type substitute(const Type& t, const std::map<std::string, SizeExpr>& by) {
-  Type r = t;
-  for (auto& e : r.elems) e = substitute(e, by);
-  for (auto& d : r.shape) d = d.substitute(by);
-  return r;
-}
-
 // Same tuple structure, ranks and element types: what must match exactly at a call.
 bool same_structure(const Type& a, const Type& b) {
   if (a.is_tuple != b.is_tuple) return false;
@@ -548,14 +541,14 @@ class FunctionVerifier {
         error("argument " + std::to_string(i) + " of " + c.callee + " has type " +
               args[i]->to_string() + "; the parameter has type " + pt->to_string());
         ok = false;
-      } else if (Type want = substitute(*pt, by); *args[i] != want) {
+      } else if (Type want = pt->substitute(by); *args[i] != want) {
         error("argument " + std::to_string(i) + " of " + c.callee + " has shape " +
               args[i]->to_string() + "; the parameter's shape " + pt->to_string() + " is " +
               want.to_string() + " here");
         ok = false;
       }
     }
-    if (ok && one(s)) expect_result(s, 0, substitute(g->result_type, by));
+    if (ok && one(s)) expect_result(s, 0, g->result_type.substitute(by));
   }
 
   const Program& program_;

@@ -46,7 +46,7 @@ expect_out '{"result": [2.5, 42]}'
 cot_stdin '{"x": 0.5}' run m.cot single --input -
 expect_out '{"result": 1.5}'
 cot_stdin '{"x": 0.1}' run m.cot single --input -
-expect_out '{"result": 0.300000012}'  # f32: 9 significant digits
+expect_out '{"result": 0.30000001192092896}'  # f32: its exact value, 17 significant digits
 
 # Non-finite outputs are the strings "inf", "-inf" and "nan"; they are accepted as inputs too.
 cot_stdin '{"x": [1, 0, -0.5]}' run m.cot inv --input -

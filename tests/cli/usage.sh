@@ -56,10 +56,12 @@ usage_error '--input needs a path (or - for standard input)' run m.cot third --i
 usage_error '--output needs a path' run m.cot third --input in.json --output
 usage_error '--arg needs NAME=PATH.npy' run m.cot third --arg x.npy
 usage_error '--arg needs NAME=PATH.npy' run m.cot third --arg =x.npy
-usage_error '--max-iterations needs a non-negative integer' run m.cot third --input in.json \
+usage_error '--max-iterations needs a non-negative integer (0: no limit)' run m.cot third --input in.json \
   --max-iterations -1
-usage_error '--max-iterations needs a non-negative integer' run m.cot third --input in.json \
+usage_error '--max-iterations needs a non-negative integer (0: no limit)' run m.cot third --input in.json \
   --max-iterations=ten
+usage_error '--max-iterations needs a non-negative integer (0: no limit)' run m.cot third --input in.json \
+  --max-iterations 99999999999999999999999
 usage_error '--arg y: `third` has no parameter named `y`' run m.cot third --arg y=y.npy
 usage_error 'unknown backend `llvm`; this version has the reference interpreter (--backend interp)' \
   run m.cot third --input in.json --backend llvm
@@ -71,5 +73,22 @@ cot run m.cot third --input=in.json --backend interp --max-iterations=5
 expect_status 0
 expect_err_empty
 expect_out '{"result": 0.5}'
+
+# A directory is not a module: exit 1 with what is wrong.
+mkdir -p adir
+cot check adir
+expect_status 1
+expect_err_contains "adir is a directory"
+
+# A while-loop that never ends stops at the iteration limit with a help that says how to raise
+# it; the limit is an option.
+cat >w.cot <<'COT'
+def spin(x: f64) -> f64 { loop s = x while s > 0.0 { s + 1.0 } }
+COT
+echo '{"x": 1.0}' >w.json
+cot run w.cot spin --input w.json --max-iterations 1000
+expect_status 1
+expect_err_contains "w.cot:1:27: error: the while loop did not finish within 1000 iterations"
+expect_err_contains "help: if it should run longer, raise the limit with --max-iterations N"
 
 echo "usage.sh: ok"

@@ -33,7 +33,13 @@ Result<std::string> print_module(const Module& m) {
       e.message = "the printed text of " + fn + " is not a def:\n" + p.value();
       return e;
     }
-    text += p.value();
+    // print(fn) is a whole program: fn first, then the user functions it calls. Printing
+    // alone must load (it is self-contained); the module takes only fn's own definition.
+    if (auto alone = Module::from_string(p.value(), fn + ".printed.cot"); !alone.ok()) {
+      return alone.errors();
+    }
+    const size_t end = p.value().find("\n}\n");
+    text += end == std::string::npos ? p.value() : p.value().substr(0, end + 3);
     if (text.back() != '\n') text += '\n';
     text += '\n';
   }

@@ -471,7 +471,7 @@ TEST(JsonOutput, Reals) {
   EXPECT_EQ(value_to_json(Value::f64(-2.5e-300)), "-2.5e-300");
   EXPECT_EQ(value_to_json(Value::f64(1e300)), "1.0000000000000001e+300");
   EXPECT_EQ(value_to_json(Value::f64(-0.0)), "-0.0");
-  EXPECT_EQ(value_to_json(Value::f32(0.1f)), "0.100000001");
+  EXPECT_EQ(value_to_json(Value::f32(0.1f)), "0.10000000149011612");
   EXPECT_EQ(value_to_json(Value::f64(std::numeric_limits<double>::infinity())), "\"inf\"");
   EXPECT_EQ(value_to_json(Value::f64(-std::numeric_limits<double>::infinity())), "\"-inf\"");
   EXPECT_EQ(value_to_json(Value::f64(std::nan(""))), "\"nan\"");

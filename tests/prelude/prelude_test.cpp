@@ -153,6 +153,8 @@ TEST_F(Prelude, Logsumexp) {
   expect_scalar(eval("logsumexp", {vec({})}), -kInf);
   expect_scalar(eval("logsumexp", {vec({-kInf, -kInf})}), -kInf);
   expect_scalar(eval("logsumexp", {vec({-kInf, 0})}), 0.0);
+  // An infinite element makes the result infinite (not nan).
+  expect_scalar(eval("logsumexp", {vec({kInf, 1.0})}), kInf);
 }
 
 TEST_F(Prelude, Softmax) {
