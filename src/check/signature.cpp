@@ -231,10 +231,19 @@ std::optional<std::vector<ir::SizeVar>> bind_size_vars(const Signature& sig,
     for (const auto& d : t.shape) {
       for (const auto& v : d.vars()) {
         if (!bound.count(v) && !mentioned.count(v) && reported.insert(v).second) {
+          const bool is_param =
+              std::find(sig.param_names.begin(), sig.param_names.end(), v) != sig.param_names.end();
           diags.error(sig.span,
                       "the result type of " + sig.name + " uses size variable " + v +
                           ", which no parameter type has",
-                      "a result dimension must be a size expression of the parameters' sizes");
+                      is_param
+                          ? "`" + v +
+                                "` is a parameter, and sizes come from tensor shapes, "
+                                "not from values: pass a tensor whose shape has the size, as in "
+                                "`x: f64[" +
+                                v + "]`"
+                          : "a result dimension must be a size expression of the parameters' "
+                            "sizes");
           ok = false;
         }
       }
@@ -266,9 +275,10 @@ std::optional<Type> instantiate(const Signature& sig, const std::vector<Type>& a
         while (from < args.size() && !binds_var(sig.param_types[from], v)) ++from;
         auto it = bind.find(v);
         if (from == args.size() || it == bind.end()) continue;
-        *why += "; size variable " + v + " is " + it->second.to_string() + ", from argument " +
-                std::to_string(from + 1) + " (`" + sig.param_names[from] +
-                "`: " + args[from].to_string() + ")";
+        // "the caller's" keeps this readable when both sides use the same names.
+        *why += "; in `" + sig.name + "`, size variable " + v + " is the caller's " +
+                it->second.to_string() + ", from argument " + std::to_string(from + 1) + " (`" +
+                sig.param_names[from] + "`: " + args[from].to_string() + ")";
       }
       return std::nullopt;
     }

@@ -803,19 +803,19 @@ TEST(CheckerErrors, InconsistentSizesNameTheVariableBothShapesAndBothParameters)
       OneError("def g(a: f64[n], b: f64[n]) -> f64 { a[0] }\n"
                "def f(x: f64[p], y: f64[q]) -> f64 { g(x, y) }\n",
                2, 43,
-               "argument 2 (`b`) of `g`: expected f64[p], found f64[q]; size variable n is "
-               "p, from argument 1 (`a`: f64[p])",
+               "argument 2 (`b`) of `g`: expected f64[p], found f64[q]; in `g`, size variable n "
+               "is the caller's p, from argument 1 (`a`: f64[p])",
                "its signature is g(a: f64[n], b: f64[n]) -> f64"));
   EXPECT_TRUE(OneError("def f(x: f64[p], y: f64[q]) -> f64 { dot(x, y) }", 1, 45,
-                       "argument 2 (`y`) of `dot`: expected f64[p], found f64[q]; size variable n "
-                       "is p, from argument 1 (`x`: f64[p])",
+                       "argument 2 (`y`) of `dot`: expected f64[p], found f64[q]; in `dot`, size "
+                       "variable n is the caller's p, from argument 1 (`x`: f64[p])",
                        "its signature is dot(x: f64[n], y: f64[n]) -> f64"));
   EXPECT_TRUE(
       OneError("def g(a: f64[n, m], b: f64[m + 1]) -> f64 { a[0, 0] }\n"
                "def f(x: f64[p, q], y: f64[p]) -> f64 { g(x, y) }\n",
                2, 46,
-               "argument 2 (`b`) of `g`: expected f64[q + 1], found f64[p]; size variable "
-               "m is q, from argument 1 (`a`: f64[p, q])",
+               "argument 2 (`b`) of `g`: expected f64[q + 1], found f64[p]; in `g`, size "
+               "variable m is the caller's q, from argument 1 (`a`: f64[p, q])",
                "its signature is g(a: f64[n, m], b: f64[m + 1]) -> f64"));
   // Consistent sizes instantiate the result type.
   const std::string ok =
@@ -1127,11 +1127,11 @@ TEST(CheckerErrors, ConvertedLiteralsDoNotAdapt) {
 TEST(CheckerErrors, DerivativeOperatorsNestAtMostEightDeep) {
   std::string op = "f";
   for (int k = 0; k < 9; ++k) op = "jvp(" + op + ")";
-  auto m = Module::from_string("def f(x: f64) -> f64 { x }\ndef g(x: f64) -> f64 { " + op +
-                                   "(x) }\n",
-                               "deep.cot");
+  auto m = Module::from_string(
+      "def f(x: f64) -> f64 { x }\ndef g(x: f64) -> f64 { " + op + "(x) }\n", "deep.cot");
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.errors()[0].message, "derivative operators nest 9 deep here; at most 8 are supported");
+  EXPECT_EQ(m.errors()[0].message,
+            "derivative operators nest 9 deep here; at most 8 are supported");
 }
 
 }  // namespace
