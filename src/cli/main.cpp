@@ -241,13 +241,17 @@ int write_output(const Options& o, const cotangent::Value& v, const std::string&
   return kOk;
 }
 
+cotangent::EvalOptions eval_options(const Options& o) {
+  cotangent::EvalOptions eo;
+  eo.max_while_iterations = o.max_iterations;
+  return eo;
+}
+
 int cmd_run(const Options& o) {
   std::optional<cotangent::Module> m;
   std::vector<cotangent::Value> args;
   if (int rc = load(o, "run", m, args); rc != kOk) return rc;
-  cotangent::EvalOptions eo;
-  eo.max_while_iterations = o.max_iterations;
-  auto r = m->evaluate(o.positional[1], args, eo);
+  auto r = m->evaluate(o.positional[1], args, eval_options(o));
   if (!r) return report(r.errors());
   return write_output(o, r.value(), "{\"result\": " + cotangent::value_to_json(r.value()) + "}");
 }
@@ -256,9 +260,7 @@ int cmd_cost(const Options& o) {
   std::optional<cotangent::Module> m;
   std::vector<cotangent::Value> args;
   if (int rc = load(o, "cost", m, args); rc != kOk) return rc;
-  cotangent::EvalOptions eo;
-  eo.max_while_iterations = o.max_iterations;
-  auto r = m->cost(o.positional[1], args, eo);
+  auto r = m->cost(o.positional[1], args, eval_options(o));
   if (!r) return report(r.errors());
   const auto& c = r.value();
   std::cout << "{\"ops\": " << c.ops << ", \"add\": " << c.add << ", \"mul\": " << c.mul

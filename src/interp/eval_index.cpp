@@ -114,7 +114,7 @@ bool Machine::run_accum(const ir::Stmt& s, const ir::AccumOp& op) {
       return internal(s.span, "an accum body yields " + v.type_string() + " where " +
                                   type_string(type.elem, inner_shape) + " was expected");
     }
-    if (!buf.combine(cell * *inner, v, Buffer::Combine::Sum)) {
+    if (!buf.combine(cell * *inner, v, ir::ReduceKind::Sum)) {
       return fail(s.span, "integer overflow in an accum of i64 values");
     }
     if (counting && *inner > 0) {

@@ -69,38 +69,7 @@ bool Machine::run_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
                           : run_reduce_tensor(s, op, type, extents);
 }
 
-namespace {
-
-Buffer::Combine combine_of(ir::ReduceKind k) {
-  switch (k) {
-    case ir::ReduceKind::Sum:
-      return Buffer::Combine::Sum;
-    case ir::ReduceKind::Max:
-      return Buffer::Combine::Max;
-    case ir::ReduceKind::Min:
-      return Buffer::Combine::Min;
-  }
-  return Buffer::Combine::Sum;
-}
-
-// acc (+ | max | min) x on reals. max/min propagate NaN (a NaN accumulator is never replaced,
-// since every comparison with it is false) and keep the first of equal operands.
-template <class T>
-void combine_real(T& acc, T x, ir::ReduceKind k) {
-  switch (k) {
-    case ir::ReduceKind::Sum:
-      acc = acc + x;
-      break;
-    case ir::ReduceKind::Max:
-      if (x > acc || std::isnan(x)) acc = x;
-      break;
-    case ir::ReduceKind::Min:
-      if (x < acc || std::isnan(x)) acc = x;
-      break;
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 bool Machine::run_reduce_scalar(const ir::Stmt& s, const ir::ReduceOp& op, Scalar elem,
                                 const std::vector<int64_t>& extents) {
@@ -179,7 +148,7 @@ bool Machine::run_reduce_tensor(const ir::Stmt& s, const ir::ReduceOp& op, const
                                                  : std::numeric_limits<double>::infinity());
   }
   const DType dtype = acc.dtype();
-  const Buffer::Combine how = combine_of(op.kind);
+  const ir::ReduceKind how = op.kind;
   const ir::Atom& res = op.body.results[0];
   bool have = false;
   int64_t live = 0;

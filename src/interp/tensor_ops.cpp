@@ -157,50 +157,34 @@ void Buffer::put(int64_t offset, const Value& v) {
 namespace {
 
 template <class T>
-void combine_real(std::span<T> acc, std::span<const T> v, Buffer::Combine how) {
-  for (size_t k = 0; k < v.size(); ++k) {
-    T& a = acc[k];
-    T x = v[k];
-    switch (how) {
-      case Buffer::Combine::Sum:
-        a = a + x;
-        break;
-      // NaN propagates: a NaN operand replaces the accumulator, and a NaN accumulator is never
-      // replaced (every comparison with it is false). Strict comparisons keep the first of ties.
-      case Buffer::Combine::Max:
-        if (x > a || std::isnan(x)) a = x;
-        break;
-      case Buffer::Combine::Min:
-        if (x < a || std::isnan(x)) a = x;
-        break;
-    }
-  }
+void combine_all(std::span<T> acc, std::span<const T> v, ir::ReduceKind how) {
+  for (size_t k = 0; k < v.size(); ++k) combine_real(acc[k], v[k], how);
 }
 
 }  // namespace
 
-bool Buffer::combine(int64_t offset, const Value& v, Combine how) {
+bool Buffer::combine(int64_t offset, const Value& v, ir::ReduceKind how) {
   auto off = static_cast<size_t>(offset);
   auto n = static_cast<size_t>(v.numel());
   switch (dtype_) {
     case DType::F64:
-      combine_real(f64_.subspan(off, n), v.f64_data(), how);
+      combine_all(f64_.subspan(off, n), v.f64_data(), how);
       return true;
     case DType::F32:
-      combine_real(f32_.subspan(off, n), v.f32_data(), how);
+      combine_all(f32_.subspan(off, n), v.f32_data(), how);
       return true;
     case DType::I64: {
       auto acc = i64_.subspan(off, n);
       auto xs = v.i64_data();
       for (size_t k = 0; k < n; ++k) {
         switch (how) {
-          case Combine::Sum:
+          case ir::ReduceKind::Sum:
             if (__builtin_add_overflow(acc[k], xs[k], &acc[k])) return false;
             break;
-          case Combine::Max:
+          case ir::ReduceKind::Max:
             if (xs[k] > acc[k]) acc[k] = xs[k];
             break;
-          case Combine::Min:
+          case ir::ReduceKind::Min:
             if (xs[k] < acc[k]) acc[k] = xs[k];
             break;
         }

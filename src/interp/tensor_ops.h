@@ -3,6 +3,7 @@
 // results and accumulate reductions in place (no per-element allocation).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "cotangent/value.h"
+#include "ir/ir.h"
 #include "ir/type.h"
 
 namespace cot::interp {
@@ -44,10 +46,9 @@ class Buffer {
   void fill_real(double x);
   // Stores every element of `v` (same dtype) at offset, offset + 1, ...
   void put(int64_t offset, const cotangent::Value& v);
-  // acc[offset + k] = acc[offset + k] (+ | max | min) v[k], same dtype. Reals: max/min
-  // propagate NaN and keep the first of equal operands. Returns false on i64 overflow.
-  enum class Combine { Sum, Max, Min };
-  bool combine(int64_t offset, const cotangent::Value& v, Combine how);
+  // acc[offset + k] = acc[offset + k] (+ | max | min) v[k], same dtype, as combine_real
+  // below for reals. Returns false on i64 overflow.
+  bool combine(int64_t offset, const cotangent::Value& v, ir::ReduceKind how);
 
  private:
   cotangent::DType dtype_;
@@ -56,5 +57,23 @@ class Buffer {
   std::span<int64_t> i64_;
   std::span<uint8_t> b_;
 };
+
+// acc (+ | max | min) x on reals. max/min propagate NaN (a NaN operand replaces the
+// accumulator, and a NaN accumulator is never replaced, since every comparison with it is
+// false) and strict comparisons keep the first of equal operands.
+template <class T>
+void combine_real(T& acc, T x, ir::ReduceKind how) {
+  switch (how) {
+    case ir::ReduceKind::Sum:
+      acc = acc + x;
+      break;
+    case ir::ReduceKind::Max:
+      if (x > acc || std::isnan(x)) acc = x;
+      break;
+    case ir::ReduceKind::Min:
+      if (x < acc || std::isnan(x)) acc = x;
+      break;
+  }
+}
 
 }  // namespace cot::interp
