@@ -45,9 +45,13 @@ Val FunctionChecker::bool_scalar(const ast::Expr& e, const std::string& what) {
   Val v = expr(e);
   if (!v.ok) return v;
   if (!v.type.is_scalar() || v.type.elem != Scalar::Bool) {
-    diags_.error(
-        e.span, what + " must be a bool, found " + v.type.to_string(),
-        v.type.is_scalar() && is_numeric(v.type.elem) ? "compare it, as in `x > 0.0`" : "");
+    std::string help;
+    if (e.as<ast::Iverson>()) {
+      help = "`[c]` is the number 1 or 0; write the condition without the brackets";
+    } else if (v.type.is_scalar() && is_numeric(v.type.elem)) {
+      help = "compare it, as in `x > 0.0`";
+    }
+    diags_.error(e.span, what + " must be a bool, found " + v.type.to_string(), help);
     return Val::error(e.span);
   }
   return v;

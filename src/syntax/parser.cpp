@@ -1089,9 +1089,23 @@ class Parser {
   // Something follows a block's result: most likely a line meant to continue the one before.
   [[gnu::noinline, gnu::cold]] void fail_block_close(const Token& open) {
     const Token& t = peek();
+    const Token* prev = pos_ > 0 ? &toks_[pos_ - 1] : nullptr;
     std::string help;
-    if (t.kind == TK::Def) {
+    // The slips people coming from other languages make most often.
+    if (t.kind == TK::Eof) {
+      help = "add the missing '}'";
+    } else if (t.kind == TK::Def) {
       help = "is a '}' missing before this definition?";
+    } else if (t.kind == TK::Dot && prev && prev->kind == TK::Int &&
+               prev->span.end == t.span.begin) {
+      help = "a real literal needs digits on both sides of the point: write `" +
+             std::string(text(*prev)) + ".0`";
+    } else if (t.kind == TK::Dot && prev && prev->kind == TK::Ident) {
+      help = "there are no methods or fields: call functions as `f(x)`, index tensors as `x[i]`";
+    } else if (t.kind == TK::Assign) {
+      help = "names are bound with `let` and cannot be reassigned: write `let name = value`";
+    } else if (prev && prev->kind == TK::Ident && text(*prev) == "return") {
+      help = "there is no `return`: a block's value is its last expression";
     } else if (t.first_on_line) {
       help = line_start_help(t);
       if (help.empty()) {

@@ -1134,4 +1134,10 @@ TEST(CheckerErrors, DerivativeOperatorsNestAtMostEightDeep) {
             "derivative operators nest 9 deep here; at most 8 are supported");
 }
 
+TEST(CheckerErrors, AnIversonBracketIsNotACondition) {
+  EXPECT_TRUE(OneError("def f(x: f64) -> f64 { if [x > 0.0] then x else 0.0 }", 1, 27,
+                       "the condition of `if` must be a bool, found f64",
+                       "`[c]` is the number 1 or 0; write the condition without the brackets"));
+}
+
 }  // namespace

@@ -101,6 +101,19 @@ TEST(Parser, PowerAndUnary) {
   EXPECT_EQ(expr("-(1.0 / 0.0)"), "(- (/ 1.0 0.0))");
 }
 
+// Slips common in other languages get a help that names the fix.
+TEST(Parser, HelpsForCommonSlips) {
+  EXPECT_EQ(help_of("def f(x: f64) -> f64 {\n  x * 2.\n}\n"),
+            "a real literal needs digits on both sides of the point: write `2.0`");
+  EXPECT_EQ(help_of("def f(x: f64) -> f64 {\n  return x\n}\n"),
+            "there is no `return`: a block's value is its last expression");
+  EXPECT_EQ(help_of("def f(x: f64) -> f64 {\n  x = 2.0\n  x\n}\n"),
+            "names are bound with `let` and cannot be reassigned: write `let name = value`");
+  EXPECT_EQ(help_of("def f(x: f64) -> f64 {\n  x.sum()\n}\n"),
+            "there are no methods or fields: call functions as `f(x)`, index tensors as `x[i]`");
+  EXPECT_EQ(help_of("def f(x: f64) -> f64 {\n  x * 2.0\n"), "add the missing '}'");
+}
+
 TEST(Parser, ComparisonsDoNotChain) {
   EXPECT_EQ(expr("a < b < c"), "ERROR 1:7: comparison operators cannot be chained");
   EXPECT_EQ(expr("a == b <= c"), "ERROR 1:8: comparison operators cannot be chained");
