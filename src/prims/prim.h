@@ -3,6 +3,7 @@
 // rules join the same entries, as in Enzyme's InstructionDerivatives.td and JAX's registries.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -95,6 +96,13 @@ struct PrimInfo {
   double (*eval_f64)(const double* args);  // null for non-real-valued primitives
   float (*eval_f32)(const float* args);
   std::string_view nondiff_note;  // the documented choice where it is not differentiable
+  // The derivative rule, as data written in the language itself: partials[i] is the partial
+  // derivative of the result with respect to operand i, an expression over the operands `x`,
+  // `y`, `z` and the result `r` (Enzyme's InstructionDerivatives.td in the form of our own
+  // source). The tangent is the sum of partials[i] times the operand tangents; for linear
+  // primitives the same partials give the transpose. Empty: the operand has no derivative
+  // (integers, comparisons, stop_gradient, the condition of select).
+  std::array<std::string_view, 3> partials;
 };
 
 const PrimInfo& prim_info(Prim p);
