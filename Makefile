@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build demo test test-sanitize fuzz format clean
+.PHONY: all deps configure build demo test test-sanitize fuzz fuzz-build fuzz-short format clean
 
 all: build
 
@@ -29,8 +29,10 @@ test: build fuzz-short
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The whole test suite under AddressSanitizer and UBSan.
-test-sanitize: deps
+$(ASAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DCOTANGENT_SANITIZE=ON
+
+test-sanitize: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
