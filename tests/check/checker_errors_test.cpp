@@ -10,9 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "check/check_test_util.h"
 #include "cotangent/cotangent.h"
 
 namespace {
+
+using cot::check_test::Eval;
+using cot::check_test::kTol;
+using cot::check_test::rho;
+using cot::check_test::vec;
 
 using cotangent::DType;
 using cotangent::Error;
@@ -73,31 +79,6 @@ std::string rendered(const std::vector<Error>& es) {
 }
 
 // Checks `src` and evaluates `fn`; a failure to check or to run fails the test.
-Value Eval(const std::string& src, const std::string& fn, const std::vector<Value>& args) {
-  auto m = Module::from_string(src, "test.cot");
-  if (!m.ok()) {
-    ADD_FAILURE() << "unexpected errors:\n" << rendered(m.errors());
-    return Value();
-  }
-  auto r = m.value().evaluate(fn, args);
-  if (!r.ok()) {
-    ADD_FAILURE() << "evaluation failed:\n" << r.message();
-    return Value();
-  }
-  return r.value();
-}
-
-// ρ(x, y) = |x − y| / max(1, |x| + |y|).
-double rho(double x, double y) {
-  return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
-}
-constexpr double kTol = 1e-14;
-
-Value vec(const std::vector<double>& xs) {
-  Value v = Value::zeros(DType::F64, {static_cast<int64_t>(xs.size())});
-  std::copy(xs.begin(), xs.end(), v.f64_mut().begin());
-  return v;
-}
 Value mat(int64_t rows, int64_t cols, const std::vector<double>& xs) {
   Value v = Value::zeros(DType::F64, {rows, cols});
   std::copy(xs.begin(), xs.end(), v.f64_mut().begin());

@@ -11,9 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "check/check_test_util.h"
 #include "cotangent/cotangent.h"
 
 namespace {
+
+using cot::check_test::Eval;
+using cot::check_test::kTol;
+using cot::check_test::rho;
+using cot::check_test::vec;
 
 using cotangent::DType;
 using cotangent::Module;
@@ -33,31 +39,6 @@ std::string Print(const std::string& src, const std::string& fn) {
   return p.value();
 }
 
-Value Eval(const std::string& src, const std::string& fn, const std::vector<Value>& args) {
-  auto m = Module::from_string(src, "test.cot");
-  if (!m.ok()) {
-    ADD_FAILURE() << "unexpected errors:\n" << m.message();
-    return Value();
-  }
-  auto r = m.value().evaluate(fn, args);
-  if (!r.ok()) {
-    ADD_FAILURE() << "evaluation failed:\n" << r.message();
-    return Value();
-  }
-  return r.value();
-}
-
-// ρ(x, y) = |x − y| / max(1, |x| + |y|).
-double rho(double x, double y) {
-  return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
-}
-constexpr double kTol = 1e-14;
-
-Value vec(const std::vector<double>& xs) {
-  Value v = Value::zeros(DType::F64, {static_cast<int64_t>(xs.size())});
-  std::copy(xs.begin(), xs.end(), v.f64_mut().begin());
-  return v;
-}
 std::vector<double> elems(const Value& v) {
   auto d = v.f64_data();
   return std::vector<double>(d.begin(), d.end());

@@ -80,8 +80,8 @@ TEST(E2ePrograms, RunTimeErrorsHaveLocations) {
   }
 }
 
-// language.md §1 verbatim (without newton_direction: derivative operators are not supported
-// yet). tests/e2e/programs/spec_first_look.cot is the same with the extent of j written.
+// language.md §1 verbatim, without newton_direction (derivative operators are not evaluated
+// yet); trace_of_diag needs the extent of j inferred through [i == j].
 constexpr const char* kFirstLook = R"(
 def dot(x: f64[n], y: f64[n]) -> f64 {
   sum i. x[i] * y[i]
