@@ -80,40 +80,12 @@ TEST(E2ePrograms, RunTimeErrorsHaveLocations) {
   }
 }
 
-// language.md §1 verbatim, without newton_direction (derivative operators are not evaluated
-// yet); trace_of_diag needs the extent of j inferred through [i == j].
-constexpr const char* kFirstLook = R"(
-def dot(x: f64[n], y: f64[n]) -> f64 {
-  sum i. x[i] * y[i]
-}
-
-def matvec(A: f64[m, n], x: f64[n]) -> f64[m] {
-  for i. sum j. A[i, j] * x[j]
-}
-
-def logsumexp(x: f64[n]) -> f64 {
-  let mx = max i. x[i]
-  mx + log(sum i. exp(x[i] - mx))
-}
-
-def trace_of_diag(x: f64[n]) -> f64 {
-  let A = for i, j. [i == j] * x[i]        # diag(x), built with an Iverson bracket
-  sum i. A[i, i]
-}
-
-def rnn(h0: f64[h], W: f64[h, h], xs: f64[t, h]) -> f64[h] {
-  loop s = h0 for step < t {               # sequential loop; the block yields the next state
-    for i. tanh(sum j. W[i, j] * s[j] + xs[step, i])
-  }
-}
-
-def loss(w: f64[k], X: f64[m, k], y: f64[m]) -> f64 {
-  sum r. (dot(X[r], w) - y[r]) ^ 2
-}
-)";
-
+// language.md §1 verbatim (tests/data/language_first_look.cot, shared with the parser test):
+// it checks, derivative operators included, and trace_of_diag runs, with the extent of j
+// inferred through [i == j].
 TEST(E2eSpec, FirstLookProgramLoadsVerbatim) {
-  auto m = Module::from_string(kFirstLook, "first_look.cot");
+  auto m = Module::from_string(read_text(source_dir() + "/tests/data/language_first_look.cot"),
+                               "first_look.cot");
   ASSERT_TRUE(m.ok()) << m.message();
   Value x = Value::zeros(DType::F64, {3});
   x.f64_mut()[0] = 1.0;

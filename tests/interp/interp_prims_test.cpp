@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "interp/interpreter.h"
+#include "interp/tensor_ops.h"
 #include "interp_test_util.h"
 
 namespace cot::interp::testing {
@@ -12,26 +13,13 @@ namespace {
 
 using ir::Builder;
 
-Scalar scalar_type(const Value& v) {
-  switch (v.dtype()) {
-    case DType::F64:
-      return Scalar::F64;
-    case DType::F32:
-      return Scalar::F32;
-    case DType::I64:
-      return Scalar::I64;
-    case DType::Bool:
-      return Scalar::Bool;
-  }
-  return Scalar::F64;
-}
-
 // Applies one primitive to scalar arguments passed as parameters.
 Outcome apply_prim(Prim p, const std::vector<Value>& args) {
   ir::Function f = make_function("p", [&](Builder& b) {
     std::vector<Atom> operands;
     for (size_t k = 0; k < args.size(); ++k) {
-      operands.push_back(var(b.param("a" + std::to_string(k), Type::scalar(scalar_type(args[k])))));
+      operands.push_back(
+          var(b.param("a" + std::to_string(k), Type::scalar(scalar_of(args[k].dtype())))));
     }
     return var(b.prim(p, operands, span(1)));
   });

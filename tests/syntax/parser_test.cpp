@@ -663,61 +663,26 @@ TEST(Parser, Prelude) {
   }
 }
 
-// The examples of language.md §1.
-constexpr const char* kLanguageExamples = R"(# Line comments start with '#'.
-def dot(x: f64[n], y: f64[n]) -> f64 {
-  sum i. x[i] * y[i]
-}
-
-def matvec(A: f64[m, n], x: f64[n]) -> f64[m] {
-  for i. sum j. A[i, j] * x[j]
-}
-
-def logsumexp(x: f64[n]) -> f64 {
-  let mx = max i. x[i]
-  mx + log(sum i. exp(x[i] - mx))
-}
-
-def trace_of_diag(x: f64[n]) -> f64 {
-  let A = for i, j. [i == j] * x[i]        # diag(x), built with an Iverson bracket
-  sum i. A[i, i]
-}
-
-def rnn(h0: f64[h], W: f64[h, h], xs: f64[t, h]) -> f64[h] {
-  loop s = h0 for step < t {               # sequential loop; the block yields the next state
-    for i. tanh(sum j. W[i, j] * s[j] + xs[step, i])
-  }
-}
-
-def loss(w: f64[k], X: f64[m, k], y: f64[m]) -> f64 {
-  sum r. (dot(X[r], w) - y[r]) ^ 2
-}
-
-def newton_direction(w: f64[k], X: f64[m, k], y: f64[m], v: f64[k]) -> (f64[k], f64[k]) {
-  let g = grad(loss, w)(w, X, y)                  # gradient with respect to w
-  let (_, hv) = jvp(grad(loss, w), w)(w, X, y, v) # Hessian-vector product: forward over reverse
-  (g, hv)
-}
-)";
-
 TEST(Parser, LanguageExamples) {
-  EXPECT_EQ(module(kLanguageExamples),
-            "(def dot ((x (f64 n)) (y (f64 n))) f64 (block (sum (i) (* (index x i) (index y "
-            "i)))))\n"
-            "(def matvec ((A (f64 m n)) (x (f64 n))) (f64 m) (block (for (i) (sum (j) (* (index "
-            "A i j) (index x j))))))\n"
-            "(def logsumexp ((x (f64 n))) f64 (block (let mx (max (i) (index x i))) (+ mx (call "
-            "log (sum (i) (call exp (- (index x i) mx)))))))\n"
-            "(def trace_of_diag ((x (f64 n))) f64 (block (let A (for (i j) (* (iverson (== i j)) "
-            "(index x i)))) (sum (i) (index A i i))))\n"
-            "(def rnn ((h0 (f64 h)) (W (f64 h h)) (xs (f64 t h))) (f64 h) (block (loop s h0 (for "
-            "step t) (block (for (i) (call tanh (sum (j) (+ (* (index W i j) (index s j)) (index "
-            "xs step i)))))))))\n"
-            "(def loss ((w (f64 k)) (X (f64 m k)) (y (f64 m))) f64 (block (sum (r) (^ (- (call "
-            "dot (index X r) w) (index y r)) 2))))\n"
-            "(def newton_direction ((w (f64 k)) (X (f64 m k)) (y (f64 m)) (v (f64 k))) (tuple "
-            "(f64 k) (f64 k)) (block (let g (call (grad loss w) w X y)) (let (tuple _ hv) (call "
-            "(jvp (grad loss w) w) w X y v)) (tuple g hv)))\n");
+  // The examples of language.md §1, shared with the end-to-end test that evaluates them.
+  EXPECT_EQ(
+      module(read_file(std::string(COTANGENT_SOURCE_DIR) + "/tests/data/language_first_look.cot")),
+      "(def dot ((x (f64 n)) (y (f64 n))) f64 (block (sum (i) (* (index x i) (index y "
+      "i)))))\n"
+      "(def matvec ((A (f64 m n)) (x (f64 n))) (f64 m) (block (for (i) (sum (j) (* (index "
+      "A i j) (index x j))))))\n"
+      "(def logsumexp ((x (f64 n))) f64 (block (let mx (max (i) (index x i))) (+ mx (call "
+      "log (sum (i) (call exp (- (index x i) mx)))))))\n"
+      "(def trace_of_diag ((x (f64 n))) f64 (block (let A (for (i j) (* (iverson (== i j)) "
+      "(index x i)))) (sum (i) (index A i i))))\n"
+      "(def rnn ((h0 (f64 h)) (W (f64 h h)) (xs (f64 t h))) (f64 h) (block (loop s h0 (for "
+      "step t) (block (for (i) (call tanh (sum (j) (+ (* (index W i j) (index s j)) (index "
+      "xs step i)))))))))\n"
+      "(def loss ((w (f64 k)) (X (f64 m k)) (y (f64 m))) f64 (block (sum (r) (^ (- (call "
+      "dot (index X r) w) (index y r)) 2))))\n"
+      "(def newton_direction ((w (f64 k)) (X (f64 m k)) (y (f64 m)) (v (f64 k))) (tuple "
+      "(f64 k) (f64 k)) (block (let g (call (grad loss w) w X y)) (let (tuple _ hv) (call "
+      "(jvp (grad loss w) w) w X y v)) (tuple g hv)))\n");
 }
 
 TEST(AstNames, DerivKinds) {
