@@ -109,6 +109,13 @@ struct LoopOp {
   Atom count;       // for-form: the trip count (i64)
   Block cond;       // while-form: yields one bool, may read the state
   Block body;
+  // A saving loop (made by AD's unzip for reverse mode, architecture.md §3): besides the final
+  // state it binds the number of iterations it ran, T (an i64), and for each state variable the
+  // stack of its values at the start of every iteration, a tensor of shape [T] ++ its shape.
+  // Results: state.size() final values, then T, then state.size() stacks. T is a dynamic size
+  // variable of the function (SizeVar with param == -1 and var == the T result), so the stacks'
+  // types can name it.
+  bool saves_states = false;
 };
 // if cond then a else b: only the taken branch runs. Both branches yield the same types.
 struct IfOp {
@@ -143,7 +150,9 @@ using Op = std::variant<PrimOp, IndexOp, GenOp, ReduceOp, GuardOp, LoopOp, IfOp,
                         ProjOp, SizeOp, CallOp>;
 
 struct Stmt {
-  std::vector<VarId> results;  // exactly one except for LoopOp, IfOp, GuardOp (one per result)
+  // Exactly one except for LoopOp, IfOp, GuardOp (one per result; a saving loop has
+  // 2 * state.size() + 1, see LoopOp).
+  std::vector<VarId> results;
   Op op;
   Span span;  // the source construct it came from, for runtime errors
 
@@ -162,11 +171,13 @@ struct VarInfo {
   Type type;
 };
 
-// Where a size variable is bound: the first parameter dimension that is exactly that variable.
+// Where a size variable is bound: the first parameter dimension that is exactly that variable,
+// or (param == -1) a dynamic size: the value of the i64 variable `var`, bound at run time by
+// the statement that defines it (the iteration count of a saving loop).
 struct SizeVar {
   std::string name;
   VarId var = -1;         // the i64 variable holding its value in the body
-  int param = 0;          // parameter index
+  int param = 0;          // parameter index; -1 for a dynamic size
   std::vector<int> path;  // tuple path inside the parameter's type
   int dim = 0;            // dimension index
 };
