@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "ad/derive.h"
 #include "check/checker.h"
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
@@ -120,6 +121,14 @@ Result<Module> Module::load(std::string_view source, std::string name) {
   if (diags.has_errors()) return to_errors(*sm, diags.take());
   auto program = cot::check_program(sm, &prelude, user, diags);
   if (!program) return to_errors(*sm, diags.take());
+  if (auto failed = cot::ad::build_derivatives(*program)) {
+    Error e;
+    e.file = sm->file(user_id).name;
+    e.message = "internal compiler error while differentiating: " + *failed;
+    e.help = "please report this with the program that caused it";
+    e.rendered = e.file + ": error: " + e.message + "\n  help: " + e.help + "\n";
+    return e;
+  }
   auto impl = std::make_shared<Impl>();
   impl->sources = sm;
   impl->program = std::move(*program);

@@ -42,6 +42,10 @@ Builder::Builder(Function& f) : f_(f) {
   blocks_.push_back(&f_.body);
 }
 
+void Builder::append(Stmt s) {
+  current().stmts.push_back(std::move(s));
+}
+
 void Builder::bind_size_vars(int param, const Type& t, std::vector<int>& path) {
   if (t.is_tuple) {
     for (size_t i = 0; i < t.elems.size(); ++i) {
@@ -200,6 +204,77 @@ std::vector<VarId> Builder::loop_while(std::vector<Atom> init, const LoopCondFn&
   for (const auto& a : init) types.push_back(type_of(a));
   op.init = std::move(init);
   return emit(std::move(op), types, span);
+}
+
+std::string Builder::fresh_size_name(const std::string& hint) const {
+  auto taken = [&](const std::string& n) {
+    for (const auto& sv : f_.size_vars) {
+      if (sv.name == n) return true;
+    }
+    for (const auto& v : f_.vars) {
+      if (v.name == n) return true;
+    }
+    return false;
+  };
+  std::string name = hint;
+  for (int k = 2; taken(name); ++k) name = hint + "_" + std::to_string(k);
+  return name;
+}
+
+Builder::SavingLoop Builder::emit_saving(LoopOp op, const std::vector<std::string>& state_names,
+                                         Span span) {
+  std::vector<Type> types;
+  for (const auto& a : op.init) types.push_back(type_of(a));
+  for (const auto& t : types) {
+    if (t.is_tuple) misuse("a saving loop's state of type " + t.to_string() + " is a tuple");
+  }
+  const size_t n = types.size();
+  SavingLoop out;
+  out.size_name = fresh_size_name("T");
+  types.push_back(Type::scalar(Scalar::I64));
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<SizeExpr> shape{SizeExpr::var(out.size_name)};
+    shape.insert(shape.end(), types[k].shape.begin(), types[k].shape.end());
+    types.push_back(Type::tensor(types[k].elem, std::move(shape)));
+  }
+  op.saves_states = true;
+  out.results = emit(std::move(op), types, span);
+  out.final_state.assign(out.results.begin(), out.results.begin() + static_cast<std::ptrdiff_t>(n));
+  out.count = out.results[n];
+  out.stacks.assign(out.results.begin() + static_cast<std::ptrdiff_t>(n + 1), out.results.end());
+  named(out.count, out.size_name);
+  for (size_t k = 0; k < n; ++k) {
+    named(out.stacks[k], (k < state_names.size() ? state_names[k] : "s") + "_saved");
+  }
+  // Registered last, so that a body that throws leaves no size variable behind.
+  f_.size_vars.push_back(SizeVar{out.size_name, out.count, -1, {}, 0});
+  return out;
+}
+
+Builder::SavingLoop Builder::loop_for_saving(std::vector<Atom> init, Atom count,
+                                             const LoopBodyFn& body,
+                                             const std::vector<std::string>& state_names,
+                                             std::string iter_name, Span span) {
+  LoopOp op;
+  op.state = new_state(f_, init, state_names);
+  op.iter = f_.new_var(std::move(iter_name), Type::scalar(Scalar::I64));
+  op.count = count;
+  op.body = region([&] { return body(op.state, op.iter); });
+  op.init = std::move(init);
+  return emit_saving(std::move(op), state_names, span);
+}
+
+Builder::SavingLoop Builder::loop_while_saving(std::vector<Atom> init, const LoopCondFn& cond,
+                                               const LoopBodyFn& body,
+                                               const std::vector<std::string>& state_names,
+                                               Span span) {
+  LoopOp op;
+  op.is_while = true;
+  op.state = new_state(f_, init, state_names);
+  op.cond = region([&] { return std::vector<Atom>{cond(op.state)}; });
+  op.body = region([&] { return body(op.state, -1); });
+  op.init = std::move(init);
+  return emit_saving(std::move(op), state_names, span);
 }
 
 VarId Builder::accum(std::vector<SizeExpr> shape, std::vector<IndexVar> ivars, const RegionFn& body,

@@ -60,6 +60,28 @@ class Builder {
   std::vector<VarId> loop_while(std::vector<Atom> init, const LoopCondFn& cond,
                                 const LoopBodyFn& body,
                                 const std::vector<std::string>& state_names = {}, Span span = {});
+  // A saving loop (LoopOp::saves_states): besides the final state it binds the number of
+  // iterations it ran, T, and for each state variable the stack of its values at the start of
+  // every iteration, of type [T] ++ its type. T is registered as a fresh dynamic size variable
+  // of the function (SizeVar::param == -1) named "T", "T_2", ... (a name no size variable or
+  // variable of the function has), which the stacks' types name. State types must be tensors
+  // or scalars (not tuples). Stacks are named after the state with "_saved" appended.
+  struct SavingLoop {
+    std::vector<VarId> final_state;
+    VarId count = -1;       // T, the i64 number of iterations run (the dynamic size's variable)
+    std::string size_name;  // the dynamic size variable's name
+    std::vector<VarId> stacks;
+    std::vector<VarId> results;  // the statement's results in order: final state, T, stacks
+  };
+  SavingLoop loop_for_saving(std::vector<Atom> init, Atom count, const LoopBodyFn& body,
+                             const std::vector<std::string>& state_names = {},
+                             std::string iter_name = "t", Span span = {});
+  SavingLoop loop_while_saving(std::vector<Atom> init, const LoopCondFn& cond,
+                               const LoopBodyFn& body,
+                               const std::vector<std::string>& state_names = {}, Span span = {});
+  // A fresh name for a dynamic size variable: `hint`, else hint_2, hint_3, ..., one that no
+  // size variable and no variable of the function is named.
+  std::string fresh_size_name(const std::string& hint) const;
   // accum[shape] ivars. body, where body yields shape.size() i64 positions and then the value.
   VarId accum(std::vector<SizeExpr> shape, std::vector<IndexVar> ivars, const RegionFn& body,
               Span span = {});
@@ -71,6 +93,9 @@ class Builder {
 
   // Appends any operation with the given result types (for passes that copy operations).
   std::vector<VarId> emit(Op op, const std::vector<Type>& result_types, Span span = {});
+  // Appends a statement as it is (its result variables already exist in the function): for
+  // passes that move or copy statements.
+  void append(Stmt s);
   // Builds a nested block: runs `body` with the block open and sets its results.
   Block region(const RegionFn& body);
 
@@ -81,6 +106,8 @@ class Builder {
  private:
   Block& current() { return *blocks_.back(); }
   void bind_size_vars(int param, const Type& t, std::vector<int>& path);
+  // Emits a loop (its state and body already built), with the saving results when asked.
+  SavingLoop emit_saving(LoopOp op, const std::vector<std::string>& state_names, Span span);
 
   Function& f_;
   std::vector<Block*> blocks_;  // the open blocks, innermost last

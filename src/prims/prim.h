@@ -103,6 +103,12 @@ struct PrimInfo {
   // primitives the same partials give the transpose. Empty: the operand has no derivative
   // (integers, comparisons, stop_gradient, the condition of select).
   std::array<std::string_view, 3> partials;
+  // linear[i]: the primitive is linear in operand i when the others are fixed (add, sub, mul,
+  // the numerator of div, neg, the branches of select, real conversions). Its partial with
+  // respect to such an operand does not mention that operand, so the transpose rule is the
+  // same data: the cotangent of operand i is partials[i] times the result's cotangent
+  // (converted to the operand's type for f32/f64). Reverse mode only ever transposes these.
+  std::array<bool, 3> linear;
 };
 
 const PrimInfo& prim_info(Prim p);

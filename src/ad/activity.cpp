@@ -1,0 +1,131 @@
+#include "ad/activity.h"
+
+#include "ir/uses.h"
+
+namespace cot::ad {
+namespace {
+
+void collect_bound(const ir::Block& b, VarSet& out);
+
+void collect_bound_stmt(const ir::Stmt& s, VarSet& out) {
+  for (ir::VarId r : s.results) out.insert(r);
+  std::visit(
+      [&](const auto& op) {
+        using T = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                      std::is_same_v<T, ir::AccumOp>) {
+          for (const auto& iv : op.ivars) out.insert(iv.var);
+          collect_bound(op.body, out);
+        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
+          collect_bound(op.body, out);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          collect_bound(op.then_branch, out);
+          collect_bound(op.else_branch, out);
+        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+          for (ir::VarId v : op.state) out.insert(v);
+          if (op.iter >= 0) out.insert(op.iter);
+          collect_bound(op.cond, out);
+          collect_bound(op.body, out);
+        }
+      },
+      s.op);
+}
+
+void collect_bound(const ir::Block& b, VarSet& out) {
+  for (const auto& s : b.stmts) collect_bound_stmt(s, out);
+}
+
+}  // namespace
+
+bool has_tangent(const Type& t) {
+  if (t.is_tuple) {
+    for (const auto& e : t.elems) {
+      if (has_tangent(e)) return true;
+    }
+    return false;
+  }
+  return is_real(t.elem);
+}
+
+VarSet free_vars(const ir::Block& block) {
+  VarSet bound;
+  collect_bound(block, bound);
+  VarSet out;
+  ir::for_each_use(block, [&](ir::VarId v) {
+    if (!bound.count(v)) out.insert(v);
+  });
+  return out;
+}
+
+VarSet stmt_reads(const ir::Stmt& s) {
+  ir::Block one;
+  one.stmts.push_back(s);
+  return free_vars(one);
+}
+
+bool reads_any(const ir::Stmt& s, const VarSet& set) {
+  if (set.empty()) return false;
+  for (ir::VarId v : stmt_reads(s)) {
+    if (set.count(v)) return true;
+  }
+  return false;
+}
+
+std::vector<bool> loop_state_activity(const ir::Function& f, const ir::LoopOp& l, VarSet& set) {
+  std::vector<bool> active(l.state.size(), false);
+  for (size_t k = 0; k < l.state.size(); ++k) {
+    active[k] = l.init[k].is_var && set.count(l.init[k].var) && has_tangent(f.type_of(l.state[k]));
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    VarSet trial = set;
+    for (size_t k = 0; k < l.state.size(); ++k) {
+      if (active[k]) trial.insert(l.state[k]);
+    }
+    std::vector<bool> next = propagate(f, l.body, trial);
+    for (size_t k = 0; k < l.state.size(); ++k) {
+      if (next[k] && !active[k] && has_tangent(f.type_of(l.state[k]))) {
+        active[k] = true;
+        changed = true;
+      }
+    }
+    if (!changed) set = std::move(trial);
+  }
+  return active;
+}
+
+void propagate_stmt(const ir::Function& f, const ir::Stmt& s, VarSet& set) {
+  if (const auto* l = s.as<ir::LoopOp>()) {
+    std::vector<bool> active = loop_state_activity(f, *l, set);
+    for (size_t k = 0; k < l->state.size(); ++k) {
+      if (active[k]) set.insert(s.results[k]);
+    }
+    return;
+  }
+  // Regions: mark inner variables too, so nested statements can be classified later.
+  std::visit(
+      [&](const auto& op) {
+        using T = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                      std::is_same_v<T, ir::AccumOp> || std::is_same_v<T, ir::GuardOp>) {
+          propagate(f, op.body, set);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          propagate(f, op.then_branch, set);
+          propagate(f, op.else_branch, set);
+        }
+      },
+      s.op);
+  if (!reads_any(s, set)) return;
+  for (ir::VarId r : s.results) {
+    if (has_tangent(f.type_of(r))) set.insert(r);
+  }
+}
+
+std::vector<bool> propagate(const ir::Function& f, const ir::Block& block, VarSet& set) {
+  for (const auto& s : block.stmts) propagate_stmt(f, s, set);
+  std::vector<bool> out;
+  for (const auto& r : block.results) out.push_back(r.is_var && set.count(r.var) > 0);
+  return out;
+}
+
+}  // namespace cot::ad

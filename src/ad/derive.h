@@ -1,0 +1,35 @@
+// The AD stage (architecture.md §3): builds the bodies of the derived functions that the
+// derivative operators of a program name (language.md §8), in dependency order.
+//   jvp       forward mode (jvp.h) of the base with its calls inlined;
+//   vjp, grad, value_and_grad
+//             jvp, then unzip into primal and linear parts (unzip.h), then transposition of the
+//             linear part (transpose.h);
+//   jacobian  a basis of tangents through jvp or of cotangents through vjp, whichever the sizes
+//             at run time make cheaper;
+//   hessian   jacobian(grad(f, a), a).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ad/unzip.h"
+#include "ir/ir.h"
+
+namespace cot::ad {
+
+struct DeriveOptions {
+  UnzipPolicy policy;
+};
+
+// Fills in every derived function with an empty body (adding helper derived functions, such
+// as the vjp a jacobian uses, when the program does not have them yet). Returns an error
+// message (the derived function's name and what failed) for a program it cannot
+// differentiate; such a failure is a compiler limitation or bug, never a wrong number.
+std::optional<std::string> build_derivatives(ir::Program& program,
+                                             const DeriveOptions& options = {});
+
+// The name a derivative operator gives its function: "grad(f, w)".
+std::string derived_function_name(const ir::Program& program, ast::DerivKind kind,
+                                  const std::string& base, const std::vector<int>& wrt);
+
+}  // namespace cot::ad

@@ -1,0 +1,96 @@
+#include "ad/tangent.h"
+
+#include <stdexcept>
+
+namespace cot::ad {
+
+bool Tangent::is_zero() const {
+  if (kind == Kind::Zero) return true;
+  if (kind == Kind::Value) return false;
+  for (const auto& e : elems) {
+    if (!e.is_zero()) return false;
+  }
+  return true;
+}
+
+namespace {
+
+ir::Atom scalar_zero(Scalar s) {
+  switch (s) {
+    case Scalar::F64:
+    case Scalar::F32:
+      return ir::Atom::real(0.0, s);
+    case Scalar::I64:
+      return ir::Atom::i64(0);
+    case Scalar::Bool:
+      return ir::Atom::boolean(false);
+  }
+  return ir::Atom::real(0.0);
+}
+
+// for i1, ..., ik. body(i1..ik) over a shape.
+ir::VarId gen_over(ir::Builder& b, const std::vector<SizeExpr>& shape,
+                   const std::function<ir::Atom(const std::vector<ir::VarId>&)>& body) {
+  std::vector<ir::IndexVar> ivars;
+  std::vector<ir::VarId> vars;
+  for (const auto& d : shape) {
+    ir::VarId v = b.index_var("i");
+    ivars.push_back(ir::IndexVar{v, d});
+    vars.push_back(v);
+  }
+  return b.gen(std::move(ivars), [&] { return body(vars); });
+}
+
+}  // namespace
+
+ir::Atom zeros(ir::Builder& b, const Type& t) {
+  if (t.is_tuple) {
+    std::vector<ir::Atom> elems;
+    for (const auto& e : t.elems) elems.push_back(zeros(b, e));
+    return ir::Atom::of(b.tuple(std::move(elems)));
+  }
+  if (t.shape.empty()) return scalar_zero(t.elem);
+  return ir::Atom::of(gen_over(b, t.shape, [&](const auto&) { return scalar_zero(t.elem); }));
+}
+
+ir::Atom materialize(ir::Builder& b, const Tangent& tan, const Type& t) {
+  switch (tan.kind) {
+    case Tangent::Kind::Zero:
+      return zeros(b, t);
+    case Tangent::Kind::Value:
+      return tan.atom;
+    case Tangent::Kind::Tuple: {
+      if (!t.is_tuple || t.elems.size() != tan.elems.size()) {
+        throw std::logic_error("ad: tuple tangent of a non-tuple type " + t.to_string());
+      }
+      std::vector<ir::Atom> elems;
+      for (size_t k = 0; k < t.elems.size(); ++k) {
+        elems.push_back(materialize(b, tan.elems[k], t.elems[k]));
+      }
+      return ir::Atom::of(b.tuple(std::move(elems)));
+    }
+  }
+  return zeros(b, t);
+}
+
+ir::Atom add_values(ir::Builder& b, ir::Atom x, ir::Atom y) {
+  const Type t = b.type_of(x);
+  if (t.is_tuple) {
+    std::vector<ir::Atom> elems;
+    for (size_t k = 0; k < t.elems.size(); ++k) {
+      elems.push_back(add_values(b, ir::Atom::of(b.proj(x, static_cast<int>(k))),
+                                 ir::Atom::of(b.proj(y, static_cast<int>(k)))));
+    }
+    return ir::Atom::of(b.tuple(std::move(elems)));
+  }
+  if (t.shape.empty()) return ir::Atom::of(b.prim(Prim::Add, {x, y}));
+  return ir::Atom::of(gen_over(b, t.shape, [&](const std::vector<ir::VarId>& is) {
+    std::vector<ir::IndexExpr> idx;
+    for (ir::VarId v : is) idx.push_back(ir::affine_index(Affine::var(v)));
+    ir::Atom xi = ir::Atom::of(b.index(x, idx));
+    ir::Atom yi = ir::Atom::of(b.index(y, idx));
+    return ir::Atom::of(b.prim(Prim::Add, {xi, yi}));
+  }));
+}
+
+}  // namespace cot::ad

@@ -1,0 +1,35 @@
+// Tangents at compile time (JAX's symbolic zeros): a value's tangent is known to be zero (and
+// has no code at all), is held by an atom, or, for a tuple built in the code, is a tuple of
+// element tangents. Zeros become values only where a value is required (a region's result, a
+// loop state, the derived function's result).
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "ir/builder.h"
+#include "ir/ir.h"
+
+namespace cot::ad {
+
+struct Tangent {
+  enum class Kind { Zero, Value, Tuple };
+  Kind kind = Kind::Zero;
+  ir::Atom atom;               // Value
+  std::vector<Tangent> elems;  // Tuple
+
+  static Tangent zero() { return {}; }
+  static Tangent value(ir::Atom a) { return Tangent{Kind::Value, a, {}}; }
+  bool is_zero() const;
+};
+
+using TangentMap = std::unordered_map<ir::VarId, Tangent>;
+
+// A zero value of type t (tensors of zeros; integer and boolean leaves are 0 and false).
+ir::Atom zeros(ir::Builder& b, const Type& t);
+// The tangent as a value of type t, the primal type (zeros where it is symbolically zero).
+ir::Atom materialize(ir::Builder& b, const Tangent& tan, const Type& t);
+// The sum of two values of one type (elementwise for tensors, per element for tuples).
+ir::Atom add_values(ir::Builder& b, ir::Atom x, ir::Atom y);
+
+}  // namespace cot::ad

@@ -1,0 +1,705 @@
+#include "ad/transpose.h"
+
+#include <stdexcept>
+
+#include "ad/clone.h"
+#include "ad/tangent.h"
+#include "index/eliminate_sums.h"
+#include "prims/prim.h"
+
+namespace cot::ad {
+
+// A read of a variable inside nested regions: the chain of region statements from the
+// statement being transposed down to the statement that reads it.
+struct Transposer::Path {
+  std::vector<const ir::Stmt*> stmts;  // original region statements, outermost first
+  std::vector<int> region;             // which region of each (if: 0 then, 1 else)
+  std::vector<size_t> pos;             // pos[k]: position of stmts[k] in its block (k >= 1)
+  long final_pos = -1;                 // position of the reader in the innermost block; -1: a result
+  enum class Kind { Whole, Affine, Computed } kind = Kind::Whole;
+};
+
+Transposer::~Transposer() = default;
+
+namespace {
+
+std::vector<const ir::Block*> regions_of(const ir::Stmt& s) {
+  if (const auto* g = s.as<ir::GenOp>()) return {&g->body};
+  if (const auto* r = s.as<ir::ReduceOp>()) return {&r->body};
+  if (const auto* a = s.as<ir::AccumOp>()) return {&a->body};
+  if (const auto* g = s.as<ir::GuardOp>()) return {&g->body};
+  if (const auto* i = s.as<ir::IfOp>()) return {&i->then_branch, &i->else_branch};
+  return {};
+}
+
+const std::vector<ir::IndexVar>* ivars_of(const ir::Stmt& s) {
+  if (const auto* g = s.as<ir::GenOp>()) return &g->ivars;
+  if (const auto* r = s.as<ir::ReduceOp>()) return &r->ivars;
+  if (const auto* a = s.as<ir::AccumOp>()) return &a->ivars;
+  return nullptr;
+}
+
+bool is_literal(const ir::Atom& a, double x) {
+  return !a.is_var && is_real(a.lit.type) && a.lit.real == x;
+}
+
+std::vector<ir::IndexExpr> affine_indices(const std::vector<ir::VarId>& vars) {
+  std::vector<ir::IndexExpr> out;
+  for (ir::VarId v : vars) out.push_back(ir::affine_index(Affine::var(v)));
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Transposer::Level> Transposer::open(
+    ir::Block block, std::vector<std::optional<ir::Atom>> ct_results) {
+  auto lv = std::make_unique<Level>();
+  ir::Function& f = b_.function();
+  lv->position.assign(block.stmts.size(), -1);
+  for (size_t i = 0; i < block.stmts.size(); ++i) {
+    ir::Stmt& s = block.stmts[i];
+    if (!reads_any(s, tangent_)) {
+      b_.append(std::move(s));
+      continue;
+    }
+    if (const auto* l = s.as<ir::LoopOp>()) {
+      std::vector<bool> flags = loop_state_activity(f, *l, tangent_);
+      bool mixed = false;
+      for (bool t : flags) mixed = mixed || !t;
+      if (mixed) s = split_loop(b_, s, flags, tangent_, policy_);
+      for (ir::VarId r : s.results) tangent_.insert(r);
+    } else {
+      propagate_stmt(f, s, tangent_);
+    }
+    lv->position[i] = static_cast<long>(lv->stmts.size());
+    lv->reads.push_back(stmt_reads(s));
+    lv->stmts.push_back(std::move(s));
+  }
+  lv->results = std::move(block.results);
+  lv->ct_results = std::move(ct_results);
+  lv->ct_results.resize(lv->results.size());
+  return lv;
+}
+
+std::optional<ir::Atom> Transposer::ct(Level& lv, ir::VarId v) {
+  if (auto it = lv.memo.find(v); it != lv.memo.end()) return it->second;
+  std::vector<ir::Atom> parts;
+  for (size_t idx = 0; idx < lv.stmts.size(); ++idx) {
+    if (!lv.reads[idx].count(v)) continue;
+    if (auto c = contribution(lv, idx, v)) parts.push_back(*c);
+  }
+  for (size_t k = 0; k < lv.results.size(); ++k) {
+    if (lv.results[k].is_var && lv.results[k].var == v && lv.ct_results[k]) {
+      parts.push_back(*lv.ct_results[k]);
+    }
+  }
+  std::optional<ir::Atom> out;
+  for (const auto& p : parts) out = out ? add_values(b_, *out, p) : p;
+  lv.memo[v] = out;
+  return out;
+}
+
+const std::vector<std::optional<ir::Atom>>& Transposer::result_cts(Level& lv, size_t idx) {
+  if (auto it = lv.result_cts.find(idx); it != lv.result_cts.end()) return it->second;
+  std::vector<std::optional<ir::Atom>> cts;
+  const std::vector<ir::VarId> results = lv.stmts[idx].results;
+  for (ir::VarId r : results) cts.push_back(ct(lv, r));
+  return lv.result_cts[idx] = std::move(cts);
+}
+
+std::optional<ir::Atom> Transposer::contribution(Level& lv, size_t idx, ir::VarId v) {
+  const ir::Stmt& s = lv.stmts[idx];
+  if (s.as<ir::LoopOp>()) {
+    const LoopCts& lc = loop_cts(lv, idx);
+    std::optional<ir::Atom> out;
+    const auto& op = *lv.stmts[idx].as<ir::LoopOp>();
+    for (size_t j = 0; j < op.init.size(); ++j) {
+      if (op.init[j].is_var && op.init[j].var == v && lc.init[j]) {
+        out = out ? add_values(b_, *out, *lc.init[j]) : *lc.init[j];
+      }
+    }
+    if (auto it = lc.free.find(v); it != lc.free.end() && it->second) {
+      out = out ? add_values(b_, *out, *it->second) : *it->second;
+    }
+    return out;
+  }
+  if (!regions_of(s).empty()) return region_contribution(lv, idx, v);
+  const auto cts = result_cts(lv, idx);
+  const ir::Stmt& st = lv.stmts[idx];
+  if (cts.empty() || !cts[0]) return std::nullopt;
+  if (st.as<ir::PrimOp>()) return prim_contribution(st, v, *cts[0]);
+  if (st.as<ir::IndexOp>()) return index_contribution(st, v, *cts[0]);
+  if (const auto* t = st.as<ir::TupleOp>()) {
+    std::optional<ir::Atom> out;
+    for (size_t k = 0; k < t->elems.size(); ++k) {
+      if (!t->elems[k].is_var || t->elems[k].var != v) continue;
+      ir::Atom c = ir::Atom::of(b_.proj(*cts[0], static_cast<int>(k)));
+      out = out ? add_values(b_, *out, c) : c;
+    }
+    return out;
+  }
+  if (const auto* p = st.as<ir::ProjOp>()) {
+    const Type tt = b_.function().type_of(v);
+    std::vector<ir::Atom> elems;
+    for (size_t k = 0; k < tt.elems.size(); ++k) {
+      elems.push_back(static_cast<int>(k) == p->index ? *cts[0] : zeros(b_, tt.elems[k]));
+    }
+    return ir::Atom::of(b_.tuple(std::move(elems)));
+  }
+  throw std::logic_error("ad: cannot transpose a statement that reads a tangent");
+}
+
+std::optional<ir::Atom> Transposer::prim_contribution(const ir::Stmt& s, ir::VarId v, ir::Atom ct) {
+  const auto& op = *s.as<ir::PrimOp>();
+  const PrimInfo& info = prim_info(op.prim);
+  const Type vt = b_.function().type_of(v);
+  std::optional<ir::Atom> out;
+  for (size_t k = 0; k < op.args.size(); ++k) {
+    if (!op.args[k].is_var || op.args[k].var != v) continue;
+    if (!info.linear[k]) {
+      throw std::logic_error("ad: the linear part applies " + std::string(info.name) +
+                             " to a tangent in a non-linear position");
+    }
+    ir::Atom part = ct;
+    if (op.prim == Prim::ToF64 || op.prim == Prim::ToF32) {
+      if (b_.type_of(ct).elem != vt.elem) {
+        part = ir::Atom::of(b_.prim(vt.elem == Scalar::F32 ? Prim::ToF32 : Prim::ToF64, {ct}));
+      }
+    } else {
+      ir::Atom p = rules_.partial(b_, op.prim, static_cast<int>(k), op.args,
+                                  ir::Atom::of(s.results[0]));
+      if (is_literal(p, 0.0)) continue;
+      if (is_literal(p, -1.0)) {
+        part = ir::Atom::of(b_.prim(Prim::Neg, {ct}));
+      } else if (!is_literal(p, 1.0)) {
+        part = ir::Atom::of(b_.prim(Prim::Mul, {p, ct}));
+      }
+    }
+    out = out ? ir::Atom::of(b_.prim(Prim::Add, {*out, part})) : part;
+  }
+  return out;
+}
+
+// `w = v[e]` outside any region being transposed: a one-hot tensor of v's shape,
+// `for j. [e == j_prefix] * ct[j_rest]`.
+std::optional<ir::Atom> Transposer::index_contribution(const ir::Stmt& s, ir::VarId v,
+                                                       ir::Atom ct) {
+  const auto& op = *s.as<ir::IndexOp>();
+  if (!op.tensor.is_var || op.tensor.var != v) {
+    throw std::logic_error("ad: a tangent used as an index");
+  }
+  const Type vt = b_.function().type_of(v);
+  std::vector<ir::IndexVar> ivars;
+  std::vector<ir::VarId> js;
+  for (const auto& d : vt.shape) {
+    js.push_back(b_.index_var("j"));
+    ivars.push_back(ir::IndexVar{js.back(), d});
+  }
+  return ir::Atom::of(b_.gen(std::move(ivars), [&] {
+    std::vector<Pred> eqs;
+    for (size_t k = 0; k < op.indices.size(); ++k) {
+      const auto& ix = op.indices[k];
+      if (ix.is_affine) {
+        auto d = Affine::sub(ix.affine, Affine::var(js[k]));
+        if (!d) throw std::logic_error("ad: index overflow");
+        eqs.push_back(Pred::eq0(*d));
+      } else {
+        eqs.push_back(Pred::atom_of(b_.prim(Prim::Eq, {ix.computed, ir::Atom::of(js[k])})));
+      }
+    }
+    std::vector<ir::VarId> rest(js.begin() + static_cast<long>(op.indices.size()), js.end());
+    return ir::Atom::of(b_.guard(Pred::conj(std::move(eqs)), [&] {
+      return std::vector<ir::Atom>{rest.empty() ? ct
+                                                : ir::Atom::of(b_.index(ct, affine_indices(rest)))};
+    })[0]);
+  }));
+}
+
+namespace {
+
+void find_paths(const ir::Stmt& st, ir::VarId v, std::vector<const ir::Stmt*> stmts,
+                std::vector<int> region, std::vector<size_t> pos,
+                std::vector<std::unique_ptr<Transposer::Level>>* /*unused*/,
+                const std::function<void(std::vector<const ir::Stmt*>, std::vector<int>,
+                                         std::vector<size_t>, long, int)>& emit) {
+  stmts.push_back(&st);
+  auto regs = regions_of(st);
+  for (size_t r = 0; r < regs.size(); ++r) {
+    const ir::Block& blk = *regs[r];
+    if (!free_vars(blk).count(v)) continue;
+    auto reg = region;
+    reg.push_back(static_cast<int>(r));
+    for (size_t p = 0; p < blk.stmts.size(); ++p) {
+      const ir::Stmt& inner = blk.stmts[p];
+      if (!stmt_reads(inner).count(v)) continue;
+      auto ps = pos;
+      ps.push_back(p);
+      if (!regions_of(inner).empty()) {
+        find_paths(inner, v, stmts, reg, ps, nullptr, emit);
+        continue;
+      }
+      int kind = 0;  // whole
+      if (const auto* ix = inner.as<ir::IndexOp>()) {
+        if (ix->tensor.is_var && ix->tensor.var == v) {
+          kind = 1;
+          for (const auto& e : ix->indices) {
+            if (!e.is_affine) kind = 2;
+          }
+        }
+      }
+      emit(stmts, reg, pos, static_cast<long>(p), kind);
+    }
+    for (const auto& res : blk.results) {
+      if (res.is_var && res.var == v) {
+        emit(stmts, reg, pos, -1, 0);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<ir::Atom> Transposer::region_contribution(Level& lv, size_t idx, ir::VarId v) {
+  const auto cts = result_cts(lv, idx);
+  bool any = false;
+  for (const auto& c : cts) any = any || c.has_value();
+  if (!any) return std::nullopt;
+  const ir::Stmt& s = lv.stmts[idx];
+  std::vector<Path> paths;
+  find_paths(s, v, {}, {}, {0}, nullptr,
+             [&](std::vector<const ir::Stmt*> stmts, std::vector<int> region,
+                 std::vector<size_t> pos, long final_pos, int kind) {
+               Path p;
+               p.stmts = std::move(stmts);
+               p.region = std::move(region);
+               p.pos = std::move(pos);
+               p.final_pos = final_pos;
+               p.kind = static_cast<Path::Kind>(kind);
+               paths.push_back(std::move(p));
+             });
+  std::optional<ir::Atom> out;
+  for (const auto& p : paths) {
+    auto c = p.kind == Path::Kind::Computed ? scatter(s, cts, p, v) : gather(s, cts, p, v);
+    if (c) out = out ? add_values(b_, *out, *c) : *c;
+  }
+  return out;
+}
+
+namespace {
+
+// An i64 atom with the value of an affine expression.
+ir::Atom emit_affine(ir::Builder& b, const Affine& a) {
+  ir::Atom acc = ir::Atom::i64(a.constant_term());
+  bool first = a.constant_term() == 0;
+  for (const auto& [v, c] : a.terms()) {
+    ir::Atom term = c == 1 ? ir::Atom::of(v)
+                           : ir::Atom::of(b.prim(Prim::Mul, {ir::Atom::i64(c), ir::Atom::of(v)}));
+    acc = first ? term : ir::Atom::of(b.prim(Prim::Add, {acc, term}));
+    first = false;
+  }
+  return acc;
+}
+
+std::optional<Affine> substitute_all(const Affine& a,
+                                     const std::unordered_map<ir::VarId, Affine>& by) {
+  Affine out = a;
+  for (const auto& [v, c] : a.terms()) {
+    (void)c;
+    auto it = by.find(v);
+    if (it == by.end()) continue;
+    auto s = out.substitute(v, it->second);
+    if (!s) return std::nullopt;
+    out = *s;
+  }
+  return out;
+}
+
+std::optional<Affine> size_affine(const ir::Function& f, const SizeExpr& e) {
+  auto lin = e.as_linear();
+  if (!lin) return std::nullopt;
+  Affine a = Affine::constant(lin->constant);
+  for (const auto& [name, c] : lin->terms) {
+    ir::VarId var = -1;
+    for (const auto& sv : f.size_vars) {
+      if (sv.name == name) var = sv.var;
+    }
+    if (var < 0) return std::nullopt;
+    auto s = Affine::add(a, Affine::var(var, c));
+    if (!s) return std::nullopt;
+    a = *s;
+  }
+  return a;
+}
+
+}  // namespace
+
+// One read of v inside region statement s, as a gather over v's positions j:
+//   for j. sum (kept i). [conditions] * c(i)
+// where the equalities `index(i) == j` have been solved for the summed variables they pin.
+std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
+                                           const std::vector<std::optional<ir::Atom>>& cts,
+                                           const Path& path, ir::VarId v) {
+  ir::Function& f = b_.function();
+  const Type vt = f.type_of(v);
+  std::vector<ir::IndexVar> jvars;
+  std::vector<ir::VarId> js;
+  for (const auto& d : vt.shape) {
+    js.push_back(b_.index_var("j"));
+    jvars.push_back(ir::IndexVar{js.back(), d});
+  }
+  // The summation variables along the path and the equalities of the read.
+  std::vector<SummedVar> summed;
+  std::unordered_map<ir::VarId, size_t> level_of;
+  bool solvable = true;
+  for (size_t k = 0; k < path.stmts.size(); ++k) {
+    if (const auto* iv = ivars_of(*path.stmts[k])) {
+      for (const auto& x : *iv) {
+        auto ext = size_affine(f, x.extent);
+        if (!ext) solvable = false;
+        summed.push_back(SummedVar{x.var, ext ? *ext : Affine::constant(0)});
+        level_of[x.var] = k;
+      }
+    }
+  }
+  std::vector<Affine> eqs;
+  size_t nidx = 0;
+  if (path.kind == Path::Kind::Affine) {
+    const ir::Block& innermost = *regions_of(*path.stmts.back())[static_cast<size_t>(path.region.back())];
+    const auto& ix = *innermost.stmts[static_cast<size_t>(path.final_pos)].as<ir::IndexOp>();
+    nidx = ix.indices.size();
+    for (size_t k = 0; k < nidx; ++k) {
+      auto d = Affine::sub(ix.indices[k].affine, Affine::var(js[k]));
+      if (!d) return std::nullopt;
+      eqs.push_back(*d);
+    }
+  }
+  SumElimination elim;
+  std::optional<SumElimination> solved = solvable ? eliminate_sums(summed, eqs) : std::nullopt;
+  if (solved) {
+    elim = std::move(*solved);
+  } else {
+    for (const auto& sv : summed) elim.kept.push_back(sv.var);
+    for (const auto& e : eqs) elim.conditions.push_back(Pred::eq0(e));
+  }
+  if (elim.empty) return std::nullopt;
+  std::unordered_map<ir::VarId, const SolvedVar*> solved_of;
+  for (const auto& sv : elim.solved) solved_of[sv.var] = &sv;
+  // Each condition goes to the outermost level where all its variables are bound.
+  auto cond_level = [&](const Pred& p) -> long {
+    std::vector<int32_t> vs;
+    p.collect_vars(vs);
+    long lvl = -1;
+    for (int32_t x : vs) {
+      if (auto it = level_of.find(x); it != level_of.end()) lvl = std::max(lvl, static_cast<long>(it->second));
+    }
+    return lvl;
+  };
+  std::vector<std::pair<long, Pred>> conds;
+  for (const auto& c : elim.conditions) conds.emplace_back(cond_level(c), c);
+  std::vector<std::pair<long, std::pair<Affine, int64_t>>> divs;
+  for (const auto& d : elim.divisible) divs.emplace_back(cond_level(Pred::eq0(d.first)), d);
+
+  std::unordered_map<ir::VarId, Affine> binding;  // original summed variable -> affine in fresh
+  auto guard_for = [&](long lvl) {
+    std::vector<Pred> ps;
+    for (const auto& [l, p] : conds) {
+      if (l != lvl) continue;
+      ps.push_back(p.rename([&](int32_t x) {
+        auto it = binding.find(x);
+        return it != binding.end() && it->second.terms().size() == 1 ? it->second.terms()[0].first : x;
+      }));
+    }
+    for (const auto& [l, d] : divs) {
+      if (l != lvl) continue;
+      auto e = substitute_all(d.first, binding);
+      if (!e) throw std::logic_error("ad: index overflow");
+      ir::Atom val = emit_affine(b_, *e);
+      ir::Atom m = ir::Atom::of(b_.prim(Prim::Mod, {val, ir::Atom::i64(d.second)}));
+      ps.push_back(Pred::atom_of(b_.prim(Prim::Eq, {m, ir::Atom::i64(0)})));
+    }
+    return Pred::conj(std::move(ps));
+  };
+  const Scalar elem = vt.elem;
+  auto zero = [&] { return ir::Atom::real(0.0, elem); };
+
+  // Descends one level: `st` is the region statement at this level (the original for k = 0,
+  // else its copy), `st_cts` the cotangents of its results.
+  std::function<ir::Atom(size_t, const ir::Stmt&, std::vector<std::optional<ir::Atom>>)> descend;
+  auto finish_level = [&](size_t k, Level& lvl) -> ir::Atom {
+    if (k + 1 < path.stmts.size()) {
+      long at = lvl.position.at(path.pos[k + 1]);
+      if (at < 0) return zero();
+      const auto next_cts = result_cts(lvl, static_cast<size_t>(at));
+      bool any = false;
+      for (const auto& c : next_cts) any = any || c.has_value();
+      if (!any) return zero();
+      return descend(k + 1, lvl.stmts[static_cast<size_t>(at)], next_cts);
+    }
+    std::optional<ir::Atom> c;
+    std::vector<ir::VarId> rest;
+    if (path.final_pos < 0 || path.kind == Path::Kind::Whole) {
+      c = path.final_pos < 0 ? [&]() -> std::optional<ir::Atom> {
+        for (size_t r = 0; r < lvl.results.size(); ++r) {
+          if (lvl.results[r].is_var && lvl.results[r].var == v) return lvl.ct_results[r];
+        }
+        return std::nullopt;
+      }()
+                             : [&]() -> std::optional<ir::Atom> {
+        long at = lvl.position.at(static_cast<size_t>(path.final_pos));
+        return at < 0 ? std::nullopt : contribution(lvl, static_cast<size_t>(at), v);
+      }();
+      rest = js;
+    } else {
+      long at = lvl.position.at(static_cast<size_t>(path.final_pos));
+      if (at >= 0) c = ct(lvl, lvl.stmts[static_cast<size_t>(at)].results[0]);
+      rest.assign(js.begin() + static_cast<long>(nidx), js.end());
+    }
+    if (!c) return zero();
+    return rest.empty() ? *c : ir::Atom::of(b_.index(*c, affine_indices(rest)));
+  };
+  descend = [&](size_t k, const ir::Stmt& st,
+                std::vector<std::optional<ir::Atom>> st_cts) -> ir::Atom {
+    const ir::Block& region = *regions_of(st)[static_cast<size_t>(path.region[k])];
+    const auto* cur_ivars = ivars_of(st);
+    const auto* orig_ivars = ivars_of(*path.stmts[k]);
+    std::vector<ir::IndexVar> kept;
+    if (cur_ivars) {
+      for (size_t q = 0; q < cur_ivars->size(); ++q) {
+        const ir::VarId o = (*orig_ivars)[q].var;
+        if (solved_of.count(o)) continue;
+        ir::VarId fresh = b_.index_var(f.vars[static_cast<size_t>(o)].name);
+        kept.push_back(ir::IndexVar{fresh, (*cur_ivars)[q].extent});
+        binding[o] = Affine::var(fresh);
+      }
+    }
+    auto inner = [&]() -> ir::Atom {
+      CloneMap map;
+      std::vector<ir::IndexExpr> at;  // the position of this level's element
+      if (cur_ivars) {
+        for (size_t q = 0; q < cur_ivars->size(); ++q) {
+          const ir::VarId o = (*orig_ivars)[q].var, c = (*cur_ivars)[q].var;
+          auto it = solved_of.find(o);
+          if (it == solved_of.end()) {
+            const ir::VarId fresh = binding.at(o).terms()[0].first;
+            map.atoms[c] = ir::Atom::of(fresh);
+            at.push_back(ir::affine_index(Affine::var(fresh)));
+            continue;
+          }
+          auto num = substitute_all(it->second->numerator, binding);
+          if (!num) throw std::logic_error("ad: index overflow");
+          ir::Atom val = emit_affine(b_, *num);
+          if (it->second->divisor != 1) {
+            val = ir::Atom::of(b_.prim(Prim::FloorDiv, {val, ir::Atom::i64(it->second->divisor)}));
+            map.atoms[c] = val;
+            at.push_back(ir::computed_index(val));
+          } else {
+            map.atoms[c] = val;
+            map.affine[c] = *num;
+            at.push_back(ir::affine_index(*num));
+          }
+          binding[o] = *num;  // (divisor > 1: only used through atoms)
+        }
+      }
+      auto body = [&]() -> ir::Atom {
+        ir::Block copy = clone_block(f, region, f, map);
+        std::vector<std::optional<ir::Atom>> rcts(copy.results.size());
+        if (st.as<ir::GenOp>()) {
+          if (st_cts[0]) rcts[0] = ir::Atom::of(b_.index(*st_cts[0], at));
+        } else if (st.as<ir::ReduceOp>()) {
+          rcts[0] = st_cts[0];
+        } else if (st.as<ir::AccumOp>()) {
+          // The value's cotangent is the result's at the positions the body yields (emitted
+          // with the primal statements by open()).
+        } else {
+          rcts = st_cts;
+        }
+        const bool accum = st.as<ir::AccumOp>() != nullptr;
+        auto lvl = open(std::move(copy), accum ? std::vector<std::optional<ir::Atom>>{} : rcts);
+        if (accum && st_cts[0]) {
+          std::vector<ir::IndexExpr> positions;
+          for (size_t r = 0; r + 1 < lvl->results.size(); ++r) {
+            positions.push_back(ir::computed_index(lvl->results[r]));
+          }
+          lvl->ct_results.back() = ir::Atom::of(b_.index(*st_cts[0], positions));
+        }
+        return finish_level(k, *lvl);
+      };
+      Pred g = guard_for(static_cast<long>(k));
+      if (g.kind == Pred::Kind::True) return body();
+      return ir::Atom::of(b_.guard(g, [&] { return std::vector<ir::Atom>{body()}; })[0]);
+    };
+    if (const auto* i = st.as<ir::IfOp>()) {
+      const bool then = path.region[k] == 0;
+      return ir::Atom::of(b_.if_(
+          i->cond, [&] { return std::vector<ir::Atom>{then ? inner() : zero()}; },
+          [&] { return std::vector<ir::Atom>{then ? zero() : inner()}; })[0]);
+    }
+    if (const auto* g = st.as<ir::GuardOp>()) {
+      return ir::Atom::of(b_.guard(g->pred, [&] { return std::vector<ir::Atom>{inner()}; })[0]);
+    }
+    if (kept.empty()) return inner();
+    return ir::Atom::of(b_.reduce(ast::ReduceKind::Sum, kept, inner));
+  };
+  auto element = [&]() -> ir::Atom {
+    Pred top = guard_for(-1);
+    if (top.kind == Pred::Kind::True) return descend(0, s, cts);
+    return ir::Atom::of(b_.guard(top, [&] { return std::vector<ir::Atom>{descend(0, s, cts)}; })[0]);
+  };
+  if (js.empty()) return element();
+  return ir::Atom::of(b_.gen(jvars, element));
+}
+
+// One read of v with a computed index inside region statement s, as a scatter-add:
+//   accum[shape(v)] i. (index(i), c(i))
+std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
+                                            const std::vector<std::optional<ir::Atom>>& cts,
+                                            const Path& path, ir::VarId v) {
+  ir::Function& f = b_.function();
+  const Type vt = f.type_of(v);
+  const ir::Block& innermost = *regions_of(*path.stmts.back())[static_cast<size_t>(path.region.back())];
+  const size_t nidx = innermost.stmts[static_cast<size_t>(path.final_pos)].as<ir::IndexOp>()->indices.size();
+  std::vector<SizeExpr> pre(vt.shape.begin(), vt.shape.begin() + static_cast<long>(nidx));
+  std::vector<SizeExpr> rest(vt.shape.begin() + static_cast<long>(nidx), vt.shape.end());
+  const Type vtype = Type::tensor(vt.elem, rest);
+  // Every index variable along the path becomes an index variable of the accum.
+  std::vector<ir::IndexVar> all;
+  std::vector<std::vector<ir::VarId>> fresh(path.stmts.size());
+  for (size_t k = 0; k < path.stmts.size(); ++k) {
+    if (const auto* iv = ivars_of(*path.stmts[k])) {
+      for (const auto& x : *iv) {
+        fresh[k].push_back(b_.index_var(f.vars[static_cast<size_t>(x.var)].name));
+        all.push_back(ir::IndexVar{fresh[k].back(), x.extent});
+      }
+    }
+  }
+  auto zeros_out = [&] {
+    std::vector<ir::Atom> out(nidx, ir::Atom::i64(0));
+    out.push_back(zeros(b_, vtype));
+    return out;
+  };
+  std::function<std::vector<ir::Atom>(size_t, const ir::Stmt&, std::vector<std::optional<ir::Atom>>)> descend;
+  descend = [&](size_t k, const ir::Stmt& st,
+                std::vector<std::optional<ir::Atom>> st_cts) -> std::vector<ir::Atom> {
+    const ir::Block& region = *regions_of(st)[static_cast<size_t>(path.region[k])];
+    const auto* cur = ivars_of(st);
+    auto inner = [&]() -> std::vector<ir::Atom> {
+      CloneMap map;
+      std::vector<ir::IndexExpr> at;
+      if (cur) {
+        for (size_t q = 0; q < cur->size(); ++q) {
+          map.atoms[(*cur)[q].var] = ir::Atom::of(fresh[k][q]);
+          at.push_back(ir::affine_index(Affine::var(fresh[k][q])));
+        }
+      }
+      ir::Block copy = clone_block(f, region, f, map);
+      std::vector<std::optional<ir::Atom>> rcts(copy.results.size());
+      const bool accum = st.as<ir::AccumOp>() != nullptr;
+      if (st.as<ir::GenOp>()) {
+        if (st_cts[0]) rcts[0] = ir::Atom::of(b_.index(*st_cts[0], at));
+      } else if (st.as<ir::ReduceOp>()) {
+        rcts[0] = st_cts[0];
+      } else if (!accum) {
+        rcts = st_cts;
+      }
+      auto lvl = open(std::move(copy), accum ? std::vector<std::optional<ir::Atom>>{} : rcts);
+      if (accum && st_cts[0]) {
+        std::vector<ir::IndexExpr> positions;
+        for (size_t r = 0; r + 1 < lvl->results.size(); ++r) {
+          positions.push_back(ir::computed_index(lvl->results[r]));
+        }
+        lvl->ct_results.back() = ir::Atom::of(b_.index(*st_cts[0], positions));
+      }
+      if (k + 1 < path.stmts.size()) {
+        long p = lvl->position.at(path.pos[k + 1]);
+        if (p < 0) return zeros_out();
+        const auto next_cts = result_cts(*lvl, static_cast<size_t>(p));
+        return descend(k + 1, lvl->stmts[static_cast<size_t>(p)], next_cts);
+      }
+      long p = lvl->position.at(static_cast<size_t>(path.final_pos));
+      if (p < 0) return zeros_out();
+      const ir::Stmt& read = lvl->stmts[static_cast<size_t>(p)];
+      std::vector<ir::Atom> out;
+      for (const auto& ix : read.as<ir::IndexOp>()->indices) {
+        out.push_back(ix.is_affine ? emit_affine(b_, ix.affine) : ix.computed);
+      }
+      auto c = ct(*lvl, read.results[0]);
+      out.push_back(c ? *c : zeros(b_, vtype));
+      return out;
+    };
+    if (const auto* i = st.as<ir::IfOp>()) {
+      const bool then = path.region[k] == 0;
+      auto r = b_.if_(
+          i->cond, [&] { return then ? inner() : zeros_out(); },
+          [&] { return then ? zeros_out() : inner(); });
+      return std::vector<ir::Atom>(r.begin(), r.end());
+    }
+    if (const auto* g = st.as<ir::GuardOp>()) {
+      auto r = b_.guard(g->pred, inner);
+      std::vector<ir::Atom> out;
+      for (ir::VarId x : r) out.push_back(ir::Atom::of(x));
+      return out;
+    }
+    return inner();
+  };
+  return ir::Atom::of(b_.accum(pre, all, [&] { return descend(0, s, cts); }));
+}
+
+// A linear loop `ds = loop ds = init for k < T { body }` transposes to a loop that runs the
+// iterations backwards, carrying the state's cotangent and the cotangents of the tangents the
+// body reads from outside (summed over iterations).
+const Transposer::LoopCts& Transposer::loop_cts(Level& lv, size_t idx) {
+  if (auto it = lv.loops.find(idx); it != lv.loops.end()) return *it->second;
+  const auto cts = result_cts(lv, idx);
+  const ir::Stmt& s = lv.stmts[idx];
+  const auto& op = *s.as<ir::LoopOp>();
+  if (op.is_while) throw std::logic_error("ad: a linear while-loop (unzip makes for-loops)");
+  ir::Function& f = b_.function();
+  std::vector<ir::VarId> free;
+  for (ir::VarId x : free_vars(op.body)) {
+    if (tangent_.count(x)) free.push_back(x);
+  }
+  std::sort(free.begin(), free.end());
+  std::vector<ir::Atom> init;
+  for (size_t j = 0; j < op.state.size(); ++j) {
+    init.push_back(cts[j] ? *cts[j] : zeros(b_, f.type_of(op.state[j])));
+  }
+  for (ir::VarId x : free) init.push_back(zeros(b_, f.type_of(x)));
+  const size_t n = op.state.size();
+  auto out = b_.loop_for(
+      init, op.count,
+      [&](const std::vector<ir::VarId>& state, ir::VarId kk) {
+        ir::Atom last = ir::Atom::of(b_.prim(Prim::Sub, {op.count, ir::Atom::i64(1)}));
+        ir::Atom k = ir::Atom::of(b_.prim(Prim::Sub, {last, ir::Atom::of(kk)}));
+        CloneMap map;
+        map.atoms[op.iter] = k;
+        std::vector<ir::VarId> holders;
+        for (size_t j = 0; j < n; ++j) {
+          holders.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[j])].name, f.type_of(op.state[j])));
+          map.atoms[op.state[j]] = ir::Atom::of(holders.back());
+          tangent_.insert(holders.back());
+        }
+        ir::Block copy = clone_block(f, op.body, f, map);
+        std::vector<std::optional<ir::Atom>> rcts;
+        for (size_t j = 0; j < n; ++j) rcts.push_back(ir::Atom::of(state[j]));
+        auto lvl = open(std::move(copy), rcts);
+        std::vector<ir::Atom> next;
+        for (size_t j = 0; j < n; ++j) {
+          auto c = ct(*lvl, holders[j]);
+          next.push_back(c ? *c : zeros(b_, f.type_of(op.state[j])));
+        }
+        for (size_t q = 0; q < free.size(); ++q) {
+          auto c = ct(*lvl, free[q]);
+          next.push_back(c ? add_values(b_, ir::Atom::of(state[n + q]), *c)
+                           : ir::Atom::of(state[n + q]));
+        }
+        return next;
+      },
+      {}, "kk", s.span);
+  auto lc = std::make_unique<LoopCts>();
+  for (size_t j = 0; j < n; ++j) lc->init.push_back(ir::Atom::of(out[j]));
+  for (size_t q = 0; q < free.size(); ++q) lc->free[free[q]] = ir::Atom::of(out[n + q]);
+  return *(lv.loops[idx] = std::move(lc));
+}
+
+}  // namespace cot::ad

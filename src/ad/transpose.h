@@ -1,0 +1,84 @@
+// Transposition (papers/004 §4, papers/000): the linear part's adjoint, purely functional.
+// Cotangents are pulled, not pushed: the cotangent of a variable is the sum of the
+// contributions of every statement that reads it, each computed from the cotangents of that
+// statement's results. Nothing is accumulated through aliases.
+//
+// A variable read inside regions (gen, sum, guard, if, accum bodies) gets, for each read, a
+// gather: `for j. sum i. [A·i + b == j] * c(i)`, where c(i) recomputes the region's body at i
+// and runs its reverse pass. The index solver (index/eliminate_sums.h) removes the summed
+// variables the equalities pin, so `x[i + 1]` transposes to a shifted gather with a range
+// guard, `x[2 * i]` to a gather with a parity condition, `A[i, i]` to a diagonal guard.
+// Reads with computed indices transpose to `accum` (a pure scatter-add). Loops transpose to
+// loops that run backwards over the states the primal loop saved.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "ad/activity.h"
+#include "ad/rules.h"
+#include "ad/unzip.h"
+#include "ir/builder.h"
+#include "ir/ir.h"
+
+namespace cot::ad {
+
+class Transposer {
+ public:
+  // `tangent`: the linear part's inputs (variables that hold tangents).
+  Transposer(ir::Builder& b, RuleBook& rules, VarSet tangent, UnzipPolicy policy)
+      : b_(b), rules_(rules), tangent_(std::move(tangent)), policy_(policy) {}
+
+  struct Level;
+  struct LoopCts;
+  // Opens a block for the reverse pass: emits its primal statements at the builder's position
+  // (splitting loops that carry tangents, see unzip.h) and keeps its tangent statements.
+  // `ct_results` are the cotangents of the block's results (nullopt: zero).
+  std::unique_ptr<Level> open(ir::Block block, std::vector<std::optional<ir::Atom>> ct_results);
+  // The cotangent of `v` from everything in the level that reads it; nullopt when zero.
+  std::optional<ir::Atom> ct(Level& lv, ir::VarId v);
+  // Marks a variable as a tangent (an input of the linear part).
+  void add_tangent(ir::VarId v) { tangent_.insert(v); }
+
+  ~Transposer();
+
+ private:
+  struct Path;
+  const std::vector<std::optional<ir::Atom>>& result_cts(Level& lv, size_t idx);
+  std::optional<ir::Atom> contribution(Level& lv, size_t idx, ir::VarId v);
+  std::optional<ir::Atom> prim_contribution(const ir::Stmt& s, ir::VarId v, ir::Atom ct);
+  std::optional<ir::Atom> index_contribution(const ir::Stmt& s, ir::VarId v, ir::Atom ct);
+  std::optional<ir::Atom> region_contribution(Level& lv, size_t idx, ir::VarId v);
+  const LoopCts& loop_cts(Level& lv, size_t idx);
+  std::optional<ir::Atom> gather(const ir::Stmt& s, const std::vector<std::optional<ir::Atom>>& cts,
+                                 const Path& path, ir::VarId v);
+  std::optional<ir::Atom> scatter(const ir::Stmt& s,
+                                  const std::vector<std::optional<ir::Atom>>& cts,
+                                  const Path& path, ir::VarId v);
+
+  ir::Builder& b_;
+  RuleBook& rules_;
+  VarSet tangent_;
+  UnzipPolicy policy_;
+};
+
+struct Transposer::LoopCts {
+  std::vector<std::optional<ir::Atom>> init;  // per state variable
+  std::unordered_map<ir::VarId, std::optional<ir::Atom>> free;
+};
+
+struct Transposer::Level {
+  std::vector<ir::Stmt> stmts;   // tangent statements, in order
+  std::vector<VarSet> reads;     // per tangent statement: the variables it reads
+  std::vector<long> position;    // block position -> index into stmts (-1: primal)
+  std::vector<ir::Atom> results;
+  std::vector<std::optional<ir::Atom>> ct_results;
+  std::unordered_map<ir::VarId, std::optional<ir::Atom>> memo;
+  std::map<size_t, std::vector<std::optional<ir::Atom>>> result_cts;
+  std::map<size_t, std::unique_ptr<LoopCts>> loops;
+};
+
+}  // namespace cot::ad
