@@ -6,6 +6,7 @@
 
 #include "ad/inline.h"
 #include "ad/jvp.h"
+#include "ad/linearity.h"
 #include "ad/rules.h"
 #include "ad/tangent.h"
 #include "ad/transpose.h"
@@ -112,8 +113,12 @@ class Deriver {
 
   ir::Function build(const ir::Derivation& d, const std::string& name) {
     switch (d.kind) {
-      case ast::DerivKind::Jvp:
-        return jvp_function(inline_calls(program_, d.base), d.wrt, rules_, name);
+      case ast::DerivKind::Jvp: {
+        ir::Function g = jvp_function(inline_calls(program_, d.base), d.wrt, rules_, name);
+        VarSet tangents(g.params.end() - static_cast<long>(d.wrt.size()), g.params.end());
+        require_linear(g, g.body, tangents, "the tangent code of " + name);
+        return g;
+      }
       case ast::DerivKind::Vjp:
       case ast::DerivKind::Grad:
       case ast::DerivKind::ValueAndGrad:
@@ -156,6 +161,7 @@ class Deriver {
       const ir::Atom value = f.body.results.at(0);
       return std::vector<ir::Atom>{value, materialize(b, ts.at(0), f.result_type)};
     });
+    require_linear(g, linearized, tangent, "the linear part of " + name);
     Transposer transposer(b, rules_, tangent, options_.policy);
     auto top = transposer.open(std::move(linearized), {std::nullopt, ct});
     std::vector<ir::Atom> grads;
@@ -168,6 +174,9 @@ class Deriver {
       b.finish({top->results.at(0), gs});
     } else {
       b.finish(grads);
+    }
+    if (kind == ast::DerivKind::Vjp) {
+      require_linear(g, g.body, {ct.var}, "the transposed code of " + name);
     }
     return g;
   }
@@ -235,6 +244,13 @@ class Deriver {
                              g.result_type.to_string());
     }
     return g;
+  }
+
+  // Transposition relies on linearity; a violation is a compiler bug, reported as such.
+  void require_linear(const ir::Function& g, const ir::Block& block, const VarSet& tangent,
+                      const std::string& what) {
+    auto v = linearity_violations(program_, g, block, tangent);
+    if (!v.empty()) throw std::logic_error(what + " is not linear in its tangents: " + v[0]);
   }
 
   ir::Program& program_;
