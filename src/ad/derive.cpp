@@ -85,8 +85,8 @@ class Deriver {
     g.derivation = d;
     g.from_prelude = false;
     if (shell.span.valid()) g.span = shell.span;
-    if (!shell.params.empty() && (g.params.size() != shell.params.size() ||
-                                  g.result_type != shell.result_type)) {
+    if (!shell.params.empty() &&
+        (g.params.size() != shell.params.size() || g.result_type != shell.result_type)) {
       throw std::logic_error("ad: " + name + " was built with type " + g.result_type.to_string() +
                              ", expected " + shell.result_type.to_string());
     }
@@ -162,6 +162,7 @@ class Deriver {
       return std::vector<ir::Atom>{value, materialize(b, ts.at(0), f.result_type)};
     });
     require_linear(g, linearized, tangent, "the linear part of " + name);
+    linearized = checkpoint_loops(b, std::move(linearized), tangent, options_.policy);
     Transposer transposer(b, rules_, tangent, options_.policy);
     auto top = transposer.open(std::move(linearized), {std::nullopt, ct});
     std::vector<ir::Atom> grads;

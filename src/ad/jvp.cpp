@@ -14,13 +14,14 @@ bool is_literal(const ir::Atom& a, double x) {
 }
 
 // f64 of the row-major position of `ivars` in their ranges, and the number of positions.
-std::pair<ir::Atom, ir::Atom> flat_position(ir::Builder& b, const std::vector<ir::IndexVar>& ivars) {
+std::pair<ir::Atom, ir::Atom> flat_position(ir::Builder& b,
+                                            const std::vector<ir::IndexVar>& ivars) {
   ir::Atom pos = ir::Atom::i64(0);
   ir::Atom total = ir::Atom::i64(1);
   for (const auto& iv : ivars) {
     ir::Atom ext = ir::Atom::of(b.size(iv.extent));
-    pos = ir::Atom::of(b.prim(Prim::Add, {ir::Atom::of(b.prim(Prim::Mul, {pos, ext})),
-                                          ir::Atom::of(iv.var)}));
+    pos = ir::Atom::of(
+        b.prim(Prim::Add, {ir::Atom::of(b.prim(Prim::Mul, {pos, ext})), ir::Atom::of(iv.var)}));
     total = ir::Atom::of(b.prim(Prim::Mul, {total, ext}));
   }
   return {ir::Atom::of(b.prim(Prim::ToF64, {pos})), ir::Atom::of(b.prim(Prim::ToF64, {total}))};
@@ -148,9 +149,9 @@ void Jvp::prim(const ir::Stmt& s, const ir::PrimOp& op, TangentMap& tan) {
     Tangent ta = of(op.args[1], tan), tb = of(op.args[2], tan);
     if (ta.is_zero() && tb.is_zero()) return;
     ir::Atom za = ir::Atom::real(0.0, rt.elem);
-    tan[r] = Tangent::value(ir::Atom::of(b_.prim(
-        Prim::Select, {op.args[0], ta.is_zero() ? za : ta.atom, tb.is_zero() ? za : tb.atom},
-        s.span)));
+    tan[r] = Tangent::value(ir::Atom::of(
+        b_.prim(Prim::Select,
+                {op.args[0], ta.is_zero() ? za : ta.atom, tb.is_zero() ? za : tb.atom}, s.span)));
     return;
   }
   std::vector<ir::Atom> terms;
@@ -214,8 +215,8 @@ void Jvp::reduce(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap& tan) {
     return std::vector<ir::Atom>{materialize(b_, t, bt)};
   });
   if (zero) return;
-  tan[s.results[0]] = Tangent::value(ir::Atom::of(
-      b_.emit(ir::ReduceOp{op.kind, ivars, std::move(body)}, {bt}, s.span)[0]));
+  tan[s.results[0]] = Tangent::value(
+      ir::Atom::of(b_.emit(ir::ReduceOp{op.kind, ivars, std::move(body)}, {bt}, s.span)[0]));
 }
 
 // max/min: the tangent is the body's tangent at the first position (row-major) where the body
@@ -244,8 +245,8 @@ void Jvp::reduce_extremum(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap&
     ir::Atom dt = materialize(b_, t, bt);
     auto [pos, none] = flat_position(b_, ivars);
     (void)none;
-    return std::vector<ir::Atom>{elementwise(
-        b_, bt.shape, {dt, ir::Atom::of(key)}, [&](const std::vector<ir::Atom>& e) {
+    return std::vector<ir::Atom>{
+        elementwise(b_, bt.shape, {dt, ir::Atom::of(key)}, [&](const std::vector<ir::Atom>& e) {
           ir::Atom hit = ir::Atom::of(b_.prim(Prim::Eq, {pos, e[1]}));
           return ir::Atom::of(b_.prim(Prim::Select, {hit, e[0], ir::Atom::real(0.0, bt.elem)}));
         })};
@@ -272,7 +273,8 @@ void Jvp::guard(const ir::Stmt& s, const ir::GuardOp& op, TangentMap& tan) {
   if (!active(op.body, tan)) return;
   ir::Block copy = fresh(op.body, {}, {});
   bool any = false;
-  ir::Block body = b_.region([&] { return region_tangents(std::move(copy), tan, s.results, &any); });
+  ir::Block body =
+      b_.region([&] { return region_tangents(std::move(copy), tan, s.results, &any); });
   if (!any) return;
   std::vector<Type> types;
   std::vector<ir::VarId> with;
@@ -290,10 +292,8 @@ void Jvp::if_(const ir::Stmt& s, const ir::IfOp& op, TangentMap& tan) {
   ir::Block tcopy = fresh(op.then_branch, {}, {});
   ir::Block ecopy = fresh(op.else_branch, {}, {});
   bool any = false;
-  ir::Block tb =
-      b_.region([&] { return region_tangents(std::move(tcopy), tan, s.results, &any); });
-  ir::Block eb =
-      b_.region([&] { return region_tangents(std::move(ecopy), tan, s.results, &any); });
+  ir::Block tb = b_.region([&] { return region_tangents(std::move(tcopy), tan, s.results, &any); });
+  ir::Block eb = b_.region([&] { return region_tangents(std::move(ecopy), tan, s.results, &any); });
   if (!any) return;
   std::vector<Type> types;
   std::vector<ir::VarId> with;
@@ -351,7 +351,8 @@ void Jvp::loop(const ir::Stmt& s, const ir::LoopOp& op, TangentMap& tan) {
   for (size_t k = 0; k < op.state.size(); ++k) {
     if (!active_state[k]) continue;
     const Type t = b_.function().type_of(op.state[k]);
-    ir::VarId ts = b_.function().new_var("d" + b_.function().vars[static_cast<size_t>(op.state[k])].name, t);
+    ir::VarId ts =
+        b_.function().new_var("d" + b_.function().vars[static_cast<size_t>(op.state[k])].name, t);
     tstate.push_back(ts);
     which.push_back(k);
     out.state.push_back(ts);
@@ -376,7 +377,8 @@ void Jvp::loop(const ir::Stmt& s, const ir::LoopOp& op, TangentMap& tan) {
   std::vector<ir::VarId> tres;
   for (size_t j = 0; j < which.size(); ++j) {
     const Type t = b_.function().type_of(op.state[which[j]]);
-    tres.push_back(b_.function().new_var("d" + b_.function().vars[static_cast<size_t>(s.results[which[j]])].name, t));
+    tres.push_back(b_.function().new_var(
+        "d" + b_.function().vars[static_cast<size_t>(s.results[which[j]])].name, t));
     results.push_back(tres.back());
     types.push_back(t);
   }

@@ -22,8 +22,8 @@ const ir::Function& RuleBook::rule(Prim p, int k, Scalar real,
       src += std::string(kNames[i]) + ": " + to_string(operand_types.at(static_cast<size_t>(i))) +
              ", ";
     }
-    src += std::string("r: ") + to_string(real) + ") -> " + to_string(real) + " " +
-           "{ " + std::string(info.partials.at(static_cast<size_t>(k))) + " }";
+    src += std::string("r: ") + to_string(real) + ") -> " + to_string(real) + " " + "{ " +
+           std::string(info.partials.at(static_cast<size_t>(k))) + " }";
     auto sm = std::make_shared<SourceManager>();
     const uint32_t id = sm->add("<rule " + std::string(info.name) + ">", src);
     DiagnosticSink diags;

@@ -15,7 +15,7 @@ struct Transposer::Path {
   std::vector<const ir::Stmt*> stmts;  // original region statements, outermost first
   std::vector<int> region;             // which region of each (if: 0 then, 1 else)
   std::vector<size_t> pos;             // pos[k]: position of stmts[k] in its block (k >= 1)
-  long final_pos = -1;                 // position of the reader in the innermost block; -1: a result
+  long final_pos = -1;  // position of the reader in the innermost block; -1: a result
   enum class Kind { Whole, Affine, Computed } kind = Kind::Whole;
 };
 
@@ -166,8 +166,8 @@ std::optional<ir::Atom> Transposer::prim_contribution(const ir::Stmt& s, ir::Var
         part = ir::Atom::of(b_.prim(vt.elem == Scalar::F32 ? Prim::ToF32 : Prim::ToF64, {ct}));
       }
     } else {
-      ir::Atom p = rules_.partial(b_, op.prim, static_cast<int>(k), op.args,
-                                  ir::Atom::of(s.results[0]));
+      ir::Atom p =
+          rules_.partial(b_, op.prim, static_cast<int>(k), op.args, ir::Atom::of(s.results[0]));
       if (is_literal(p, 0.0)) continue;
       if (is_literal(p, -1.0)) {
         part = ir::Atom::of(b_.prim(Prim::Neg, {ct}));
@@ -365,7 +365,8 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   std::vector<Affine> eqs;
   size_t nidx = 0;
   if (path.kind == Path::Kind::Affine) {
-    const ir::Block& innermost = *regions_of(*path.stmts.back())[static_cast<size_t>(path.region.back())];
+    const ir::Block& innermost =
+        *regions_of(*path.stmts.back())[static_cast<size_t>(path.region.back())];
     const auto& ix = *innermost.stmts[static_cast<size_t>(path.final_pos)].as<ir::IndexOp>();
     nidx = ix.indices.size();
     for (size_t k = 0; k < nidx; ++k) {
@@ -391,7 +392,8 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
     p.collect_vars(vs);
     long lvl = -1;
     for (int32_t x : vs) {
-      if (auto it = level_of.find(x); it != level_of.end()) lvl = std::max(lvl, static_cast<long>(it->second));
+      if (auto it = level_of.find(x); it != level_of.end())
+        lvl = std::max(lvl, static_cast<long>(it->second));
     }
     return lvl;
   };
@@ -407,7 +409,8 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
       if (l != lvl) continue;
       ps.push_back(p.rename([&](int32_t x) {
         auto it = binding.find(x);
-        return it != binding.end() && it->second.terms().size() == 1 ? it->second.terms()[0].first : x;
+        return it != binding.end() && it->second.terms().size() == 1 ? it->second.terms()[0].first
+                                                                     : x;
       }));
     }
     for (const auto& [l, d] : divs) {
@@ -445,10 +448,10 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
         }
         return std::nullopt;
       }()
-                             : [&]() -> std::optional<ir::Atom> {
-        long at = lvl.position.at(static_cast<size_t>(path.final_pos));
-        return at < 0 ? std::nullopt : contribution(lvl, static_cast<size_t>(at), v);
-      }();
+          : [&]() -> std::optional<ir::Atom> {
+              long at = lvl.position.at(static_cast<size_t>(path.final_pos));
+              return at < 0 ? std::nullopt : contribution(lvl, static_cast<size_t>(at), v);
+            }();
       rest = js;
     } else {
       long at = lvl.position.at(static_cast<size_t>(path.final_pos));
@@ -544,7 +547,8 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   auto element = [&]() -> ir::Atom {
     Pred top = guard_for(-1);
     if (top.kind == Pred::Kind::True) return descend(0, s, cts);
-    return ir::Atom::of(b_.guard(top, [&] { return std::vector<ir::Atom>{descend(0, s, cts)}; })[0]);
+    return ir::Atom::of(
+        b_.guard(top, [&] { return std::vector<ir::Atom>{descend(0, s, cts)}; })[0]);
   };
   if (js.empty()) return element();
   return ir::Atom::of(b_.gen(jvars, element));
@@ -557,8 +561,10 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
                                             const Path& path, ir::VarId v) {
   ir::Function& f = b_.function();
   const Type vt = f.type_of(v);
-  const ir::Block& innermost = *regions_of(*path.stmts.back())[static_cast<size_t>(path.region.back())];
-  const size_t nidx = innermost.stmts[static_cast<size_t>(path.final_pos)].as<ir::IndexOp>()->indices.size();
+  const ir::Block& innermost =
+      *regions_of(*path.stmts.back())[static_cast<size_t>(path.region.back())];
+  const size_t nidx =
+      innermost.stmts[static_cast<size_t>(path.final_pos)].as<ir::IndexOp>()->indices.size();
   std::vector<SizeExpr> pre(vt.shape.begin(), vt.shape.begin() + static_cast<long>(nidx));
   std::vector<SizeExpr> rest(vt.shape.begin() + static_cast<long>(nidx), vt.shape.end());
   const Type vtype = Type::tensor(vt.elem, rest);
@@ -578,7 +584,9 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
     out.push_back(zeros(b_, vtype));
     return out;
   };
-  std::function<std::vector<ir::Atom>(size_t, const ir::Stmt&, std::vector<std::optional<ir::Atom>>)> descend;
+  std::function<std::vector<ir::Atom>(size_t, const ir::Stmt&,
+                                      std::vector<std::optional<ir::Atom>>)>
+      descend;
   descend = [&](size_t k, const ir::Stmt& st,
                 std::vector<std::optional<ir::Atom>> st_cts) -> std::vector<ir::Atom> {
     const ir::Block& region = *regions_of(st)[static_cast<size_t>(path.region[k])];
@@ -675,7 +683,8 @@ const Transposer::LoopCts& Transposer::loop_cts(Level& lv, size_t idx) {
         map.atoms[op.iter] = k;
         std::vector<ir::VarId> holders;
         for (size_t j = 0; j < n; ++j) {
-          holders.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[j])].name, f.type_of(op.state[j])));
+          holders.push_back(
+              f.new_var(f.vars[static_cast<size_t>(op.state[j])].name, f.type_of(op.state[j])));
           map.atoms[op.state[j]] = ir::Atom::of(holders.back());
           tangent_.insert(holders.back());
         }

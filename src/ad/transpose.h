@@ -56,8 +56,8 @@ class Transposer {
   std::optional<ir::Atom> gather(const ir::Stmt& s, const std::vector<std::optional<ir::Atom>>& cts,
                                  const Path& path, ir::VarId v);
   std::optional<ir::Atom> scatter(const ir::Stmt& s,
-                                  const std::vector<std::optional<ir::Atom>>& cts,
-                                  const Path& path, ir::VarId v);
+                                  const std::vector<std::optional<ir::Atom>>& cts, const Path& path,
+                                  ir::VarId v);
 
   ir::Builder& b_;
   RuleBook& rules_;
@@ -71,9 +71,9 @@ struct Transposer::LoopCts {
 };
 
 struct Transposer::Level {
-  std::vector<ir::Stmt> stmts;   // tangent statements, in order
-  std::vector<VarSet> reads;     // per tangent statement: the variables it reads
-  std::vector<long> position;    // block position -> index into stmts (-1: primal)
+  std::vector<ir::Stmt> stmts;  // tangent statements, in order
+  std::vector<VarSet> reads;    // per tangent statement: the variables it reads
+  std::vector<long> position;   // block position -> index into stmts (-1: primal)
   std::vector<ir::Atom> results;
   std::vector<std::optional<ir::Atom>> ct_results;
   std::unordered_map<ir::VarId, std::optional<ir::Atom>> memo;

@@ -1,8 +1,60 @@
 #include "ad/unzip.h"
 
 #include "ad/clone.h"
+#include "prims/prim.h"
 
 namespace cot::ad {
+
+namespace {
+
+// The statements of `block` that compute primal values, given the tangents `t`: tangent
+// statements are dropped, and a loop that carries both keeps only its primal state.
+ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
+  ir::Block out;
+  out.results = block.results;
+  for (const auto& st : block.stmts) {
+    if (!reads_any(st, t)) {
+      out.stmts.push_back(st);
+      continue;
+    }
+    const auto* l = st.as<ir::LoopOp>();
+    if (l == nullptr) {
+      propagate_stmt(f, st, t);
+      continue;
+    }
+    VarSet inner = t;
+    std::vector<bool> flags = loop_state_activity(f, *l, inner);
+    ir::LoopOp p;
+    p.is_while = l->is_while;
+    p.iter = l->iter;
+    p.count = l->count;
+    p.cond = l->cond;
+    ir::Stmt ps;
+    ps.span = st.span;
+    VarSet body_t = t;
+    for (size_t k = 0; k < l->state.size(); ++k) {
+      if (flags[k]) {
+        body_t.insert(l->state[k]);
+        continue;
+      }
+      p.state.push_back(l->state[k]);
+      p.init.push_back(l->init[k]);
+      ps.results.push_back(st.results[k]);
+    }
+    p.body = primal_part(f, l->body, body_t);
+    p.body.results.clear();
+    for (size_t k = 0; k < l->state.size(); ++k) {
+      if (!flags[k]) p.body.results.push_back(l->body.results[k]);
+    }
+    propagate_stmt(f, st, t);
+    if (p.state.empty()) continue;
+    ps.op = std::move(p);
+    out.stmts.push_back(std::move(ps));
+  }
+  return out;
+}
+
+}  // namespace
 
 ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& tangent_state,
                     const VarSet& tangent, const UnzipPolicy& /*policy*/) {
@@ -16,27 +68,21 @@ ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& 
   for (size_t k : lin) body_tangent.insert(op.state[k]);
   ir::LoopOp p;
   p.is_while = op.is_while;
-  p.iter = op.is_while ? -1 : f.new_var(f.vars[static_cast<size_t>(op.iter)].name, Type::scalar(Scalar::I64));
+  p.iter = op.is_while
+               ? -1
+               : f.new_var(f.vars[static_cast<size_t>(op.iter)].name, Type::scalar(Scalar::I64));
   p.count = op.count;
   CloneMap map;
   for (size_t k : primal) {
-    p.state.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
+    p.state.push_back(
+        f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
     p.init.push_back(op.init[k]);
     map.atoms[op.state[k]] = ir::Atom::of(p.state.back());
   }
   if (!op.is_while) map.atoms[op.iter] = ir::Atom::of(p.iter);
-  ir::Block filtered;
-  {
-    VarSet t = body_tangent;
-    for (const auto& st : op.body.stmts) {
-      if (reads_any(st, t)) {
-        propagate_stmt(f, st, t);
-        continue;
-      }
-      filtered.stmts.push_back(st);
-    }
-    for (size_t k : primal) filtered.results.push_back(op.body.results[k]);
-  }
+  ir::Block filtered = primal_part(f, op.body, body_tangent);
+  filtered.results.clear();
+  for (size_t k : primal) filtered.results.push_back(op.body.results[k]);
   p.body = clone_block(f, filtered, f, map);
   if (op.is_while) {
     CloneMap cmap;
@@ -70,7 +116,8 @@ ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& 
   l.count = ir::Atom::of(count);
   CloneMap lmap;
   for (size_t k : lin) {
-    l.state.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
+    l.state.push_back(
+        f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
     l.init.push_back(op.init[k]);
     lmap.atoms[op.state[k]] = ir::Atom::of(l.state.back());
   }
@@ -91,6 +138,118 @@ ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& 
   for (size_t k : lin) ls.results.push_back(s.results[k]);
   ls.op = std::move(l);
   return ls;
+}
+
+namespace {
+
+// The segmented form of the combined loop `s` (see checkpoint_loops).
+ir::Stmt segmented(ir::Builder& b, const ir::Stmt& s, const UnzipPolicy& policy) {
+  const auto& op = *s.as<ir::LoopOp>();
+  ir::Function& f = b.function();
+  auto state_like = [&](const std::vector<ir::VarId>& like) {
+    std::vector<ir::VarId> out;
+    for (ir::VarId v : like)
+      out.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name, f.type_of(v)));
+    return out;
+  };
+  ir::LoopOp outer;
+  outer.is_while = op.is_while;
+  outer.init = op.init;
+  outer.state = state_like(op.state);
+  ir::Atom k = ir::Atom::i64(policy.checkpoint_every > 0 ? policy.checkpoint_every : 64);
+  if (!op.is_while) {
+    outer.iter = f.new_var("seg", Type::scalar(Scalar::I64));
+    if (policy.checkpoint_every <= 0) {
+      ir::Atom root =
+          ir::Atom::of(b.prim(Prim::Sqrt, {ir::Atom::of(b.prim(Prim::ToF64, {op.count}))}));
+      k = ir::Atom::of(
+          b.prim(Prim::Add, {ir::Atom::of(b.prim(Prim::ToI64, {root})), ir::Atom::i64(1)}));
+    }
+    ir::Atom last = ir::Atom::of(
+        b.prim(Prim::Add, {op.count, ir::Atom::of(b.prim(Prim::Sub, {k, ir::Atom::i64(1)}))}));
+    outer.count = ir::Atom::of(b.prim(Prim::FloorDiv, {last, k}));
+  } else {
+    CloneMap cmap;
+    for (size_t j = 0; j < op.state.size(); ++j)
+      cmap.atoms[op.state[j]] = ir::Atom::of(outer.state[j]);
+    outer.cond = clone_block(f, op.cond, f, cmap);
+  }
+  outer.body = b.region([&] {
+    std::vector<ir::Atom> init;
+    for (ir::VarId v : outer.state) init.push_back(ir::Atom::of(v));
+    auto body = [&](const std::vector<ir::VarId>& st, ir::VarId u) {
+      CloneMap map;
+      for (size_t j = 0; j < op.state.size(); ++j) map.atoms[op.state[j]] = ir::Atom::of(st[j]);
+      if (!op.is_while) {
+        map.atoms[op.iter] = ir::Atom::of(b.prim(
+            Prim::Add,
+            {ir::Atom::of(b.prim(Prim::Mul, {ir::Atom::of(outer.iter), k})), ir::Atom::of(u)}));
+      }
+      ir::Block copy = clone_block(f, op.body, f, map);
+      for (auto& x : copy.stmts) b.append(std::move(x));
+      std::vector<ir::Atom> next = copy.results;
+      if (op.is_while) {
+        next.push_back(
+            ir::Atom::of(b.prim(Prim::Add, {ir::Atom::of(st.back()), ir::Atom::i64(1)})));
+      }
+      return next;
+    };
+    std::vector<ir::VarId> inner;
+    if (!op.is_while) {
+      ir::Atom start = ir::Atom::of(b.prim(Prim::Mul, {ir::Atom::of(outer.iter), k}));
+      ir::Atom left = ir::Atom::of(b.prim(Prim::Sub, {op.count, start}));
+      ir::Atom len = ir::Atom::of(b.prim(Prim::Min, {k, left}));
+      inner = b.loop_for(init, len, body, {}, "u", s.span);
+    } else {
+      init.push_back(ir::Atom::i64(0));
+      inner = b.loop_while(
+          init,
+          [&](const std::vector<ir::VarId>& st) {
+            CloneMap cmap;
+            for (size_t j = 0; j < op.state.size(); ++j)
+              cmap.atoms[op.state[j]] = ir::Atom::of(st[j]);
+            ir::Block c = clone_block(f, op.cond, f, cmap);
+            for (auto& x : c.stmts) b.append(std::move(x));
+            ir::Atom more = ir::Atom::of(b.prim(Prim::Lt, {ir::Atom::of(st.back()), k}));
+            return ir::Atom::of(b.prim(Prim::And, {c.results[0], more}));
+          },
+          [&](const std::vector<ir::VarId>& st, ir::VarId) { return body(st, -1); }, {}, s.span);
+      inner.pop_back();
+    }
+    std::vector<ir::Atom> out;
+    for (ir::VarId v : inner) out.push_back(ir::Atom::of(v));
+    return out;
+  });
+  ir::Stmt out;
+  out.results = s.results;
+  out.span = s.span;
+  out.op = std::move(outer);
+  return out;
+}
+
+}  // namespace
+
+ir::Block checkpoint_loops(ir::Builder& b, ir::Block block, const VarSet& tangent,
+                           const UnzipPolicy& policy) {
+  if (policy.loop_states != UnzipPolicy::LoopStates::Checkpoint) return block;
+  ir::Block out;
+  out.results = block.results;
+  VarSet t = tangent;
+  for (auto& s : block.stmts) {
+    const auto* l = s.as<ir::LoopOp>();
+    if (l == nullptr || !reads_any(s, t)) {
+      propagate_stmt(b.function(), s, t);
+      out.stmts.push_back(std::move(s));
+      continue;
+    }
+    ir::Block scratch = b.region([&] {
+      b.append(segmented(b, s, policy));
+      return std::vector<ir::Atom>{};
+    });
+    propagate_stmt(b.function(), s, t);
+    for (auto& x : scratch.stmts) out.stmts.push_back(std::move(x));
+  }
+  return out;
 }
 
 }  // namespace cot::ad

@@ -20,9 +20,22 @@ namespace cot::ad {
 struct UnzipPolicy {
   enum class LoopStates {
     SaveEveryIteration,  // O(T) memory, no recomputation
+    // Checkpoints: the loop runs as segments of K iterations; the states at segment starts are
+    // saved, and each segment's states are recomputed from its checkpoint when the backward
+    // pass reaches it. O(T / K + K) memory for one more run of the loop.
+    Checkpoint,
   };
   LoopStates loop_states = LoopStates::SaveEveryIteration;
+  // K for Checkpoint; 0: K = isqrt(T) + 1 for a for-loop (T known when it starts), 64 for a
+  // while-loop.
+  int64_t checkpoint_every = 0;
 };
+
+// Under the Checkpoint policy, rewrites each loop of `block` (top level) whose state carries
+// tangents into an equivalent loop over segments of K iterations whose body is the inner loop
+// over one segment. Unzip then saves states per segment and recomputes within segments.
+ir::Block checkpoint_loops(ir::Builder& b, ir::Block block, const VarSet& tangent,
+                           const UnzipPolicy& policy);
 
 // Splits the combined loop `s` (state variables marked in `tangent_state` are tangents):
 // emits the saving primal loop at the builder's position (binding the primal results of `s`)

@@ -20,7 +20,9 @@ struct Frame {
   // Set when the slot was bound by a guard whose predicate was false (a strong zero): the cost
   // model does not charge additions of such operands (rule 4.24).
   std::vector<uint8_t> masked;
-  std::vector<int64_t> size_values;  // parallel to fn->size_vars
+  // Parallel to fn->size_vars; unused for dynamic sizes (SizeVar::param == -1), whose value is
+  // the i64 in their variable's slot, bound by the saving loop that defines them.
+  std::vector<int64_t> size_values;
 
   explicit Frame(const ir::Function& f)
       : fn(&f), vals(f.vars.size()), masked(f.vars.size(), 0), size_values(f.size_vars.size(), 0) {}
@@ -32,12 +34,26 @@ struct Frame {
   const cotangent::Value& at(ir::VarId v) const { return vals[static_cast<size_t>(v)]; }
   bool is_masked(ir::VarId v) const { return masked[static_cast<size_t>(v)] != 0; }
 
-  // The value of a size variable by name (size expressions name their variables).
+  // The value of a size variable by name (size expressions name their variables). A dynamic
+  // size whose variable holds no i64 yet (its saving loop has not run) has no value.
   std::optional<int64_t> size_value(const std::string& name) const {
     for (size_t k = 0; k < fn->size_vars.size(); ++k) {
-      if (fn->size_vars[k].name == name) return size_values[k];
+      const ir::SizeVar& sv = fn->size_vars[k];
+      if (sv.name != name) continue;
+      if (sv.param != -1) return size_values[k];
+      if (sv.var < 0 || static_cast<size_t>(sv.var) >= vals.size()) return std::nullopt;
+      const cotangent::Value& v = vals[static_cast<size_t>(sv.var)];
+      if (!v.is_scalar() || v.dtype() != cotangent::DType::I64) return std::nullopt;
+      return v.as_i64();
     }
     return std::nullopt;
+  }
+  // A dynamic size variable of this name that has no value yet, or null.
+  const ir::SizeVar* unbound_dynamic_size(const std::string& name) const {
+    for (const ir::SizeVar& sv : fn->size_vars) {
+      if (sv.name == name && sv.param == -1 && !size_value(name)) return &sv;
+    }
+    return nullptr;
   }
 };
 

@@ -1,9 +1,12 @@
 // Operations with nested regions: generators, reductions, guards (strong zeros), loops and
 // conditionals. Generators write straight into their result's storage; reductions accumulate
 // in place, left to right.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "interp/machine.h"
@@ -214,12 +217,147 @@ bool Machine::run_guard(const ir::Stmt& s, const ir::GuardOp& op) {
   return true;
 }
 
+namespace {
+
+// The values of one state variable of a saving loop at the start of every iteration, appended
+// element by element as the loop runs (O(T) time and memory in the number of iterations T;
+// values of a state are not kept alive, only their elements) and stacked into one tensor of
+// shape [T] ++ the state's shape when it ends.
+class StateStack {
+ public:
+  StateStack(DType dtype, std::vector<int64_t> shape, int64_t numel)
+      : dtype_(dtype), shape_(std::move(shape)), numel_(numel) {}
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t numel() const { return numel_; }
+
+  void reserve(int64_t iterations) {
+    const auto n = static_cast<size_t>(iterations * numel_);
+    switch (dtype_) {
+      case DType::F64:
+        f64_.reserve(n);
+        break;
+      case DType::F32:
+        f32_.reserve(n);
+        break;
+      case DType::I64:
+        i64_.reserve(n);
+        break;
+      case DType::Bool:
+        b_.reserve(n);
+        break;
+    }
+  }
+  // Appends a value of this stack's dtype and shape (checked by the caller).
+  void push(const Value& v) {
+    switch (dtype_) {
+      case DType::F64:
+        append(f64_, v.f64_data());
+        break;
+      case DType::F32:
+        append(f32_, v.f32_data());
+        break;
+      case DType::I64:
+        append(i64_, v.i64_data());
+        break;
+      case DType::Bool:
+        append(b_, v.bool_data());
+        break;
+    }
+  }
+  // Moves the elements into `out`, a fresh tensor of shape [T] ++ shape() (T the pushes).
+  void stack_into(Value& out) {
+    switch (dtype_) {
+      case DType::F64:
+        copy_out(f64_, out.f64_mut());
+        break;
+      case DType::F32:
+        copy_out(f32_, out.f32_mut());
+        break;
+      case DType::I64:
+        copy_out(i64_, out.i64_mut());
+        break;
+      case DType::Bool:
+        copy_out(b_, out.bool_mut());
+        break;
+    }
+  }
+
+ private:
+  template <class T>
+  static void append(std::vector<T>& to, std::span<const T> from) {
+    to.insert(to.end(), from.begin(), from.end());
+  }
+  template <class T>
+  static void copy_out(std::vector<T>& from, std::span<T> to) {
+    std::copy(from.begin(), from.end(), to.begin());
+    std::vector<T>().swap(from);  // free the staging memory
+  }
+
+  DType dtype_;
+  std::vector<int64_t> shape_;
+  int64_t numel_;
+  std::vector<double> f64_;
+  std::vector<float> f32_;
+  std::vector<int64_t> i64_;
+  std::vector<uint8_t> b_;
+};
+
+}  // namespace
+
+// A saving loop (LoopOp::saves_states) also binds the number of iterations T and per state
+// variable the stack of its values at the start of every iteration. Saving and stacking are
+// data movement: they cost nothing in the op-count cost model.
 bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
   const size_t n = op.state.size();
-  if (op.init.size() != n || s.results.size() != n || op.body.results.size() != n ||
-      (op.is_while && op.cond.results.size() != 1)) {
+  const bool saving = op.saves_states;
+  if (op.init.size() != n || s.results.size() != (saving ? 2 * n + 1 : n) ||
+      op.body.results.size() != n || (op.is_while && op.cond.results.size() != 1)) {
     return internal(s.span, "malformed loop");
   }
+  std::vector<StateStack> stacks;
+  if (saving) {
+    for (size_t k = 0; k < n; ++k) {
+      const Type& t = frame_->fn->type_of(op.state[k]);
+      if (t.is_tuple) {
+        return internal(s.span, "a saving loop's state has the tuple type " + t.to_string());
+      }
+      std::vector<int64_t> shape;
+      if (!eval_shape(t, s.span, shape)) return false;
+      const std::optional<int64_t> numel = element_count(shape);
+      if (!numel) {
+        return fail(s.span, "the state shape " + shape_string(shape) +
+                                " of a saving loop is too large or negative");
+      }
+      stacks.emplace_back(dtype_of(t.elem), std::move(shape), *numel);
+    }
+  }
+  int64_t iterations = 0;  // bodies run so far
+  // Pushes the current state onto the stacks, within the tensor size limit.
+  auto save = [&]() -> bool {
+    for (size_t k = 0; k < stacks.size(); ++k) {
+      StateStack& st = stacks[k];
+      const Value& v = frame_->at(op.state[k]);
+      if (v.is_tuple() || v.dtype() != st.dtype() || v.shape() != st.shape()) {
+        return internal(s.span, "the saving loop's state " + var_name(op.state[k]) + " is " +
+                                    v.type_string() + " where " +
+                                    type_string(scalar_of(st.dtype()), st.shape()) +
+                                    " was expected");
+      }
+      int64_t total = 0;
+      if (__builtin_mul_overflow(iterations + 1, st.numel(), &total) ||
+          total > options_.max_tensor_elements) {
+        return fail(s.span, "the saved states of " + var_name(op.state[k]) + " in a loop of " +
+                                std::to_string(iterations + 1) +
+                                " or more iterations would make a tensor of more than the limit "
+                                "of " +
+                                std::to_string(options_.max_tensor_elements) + " elements");
+      }
+      st.push(v);
+    }
+    return true;
+  };
   Value scratch;
   // The state lives in the state variables' slots; the next state is staged in `next` because
   // the body may yield the state variables themselves in another order.
@@ -235,11 +373,21 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
   if (!op.is_while) {
     int64_t count = 0;
     if (!read_i64(op.count, s.span, "the trip count of a loop", count)) return false;
+    for (StateStack& st : stacks) {
+      // Known in advance: stage the stack in one allocation when it fits the limit.
+      int64_t total = 0;
+      if (count > 0 && !__builtin_mul_overflow(count, st.numel(), &total) &&
+          total <= options_.max_tensor_elements) {
+        st.reserve(count);
+      }
+    }
     for (int64_t it = 0; it < count; ++it) {
       if (op.iter >= 0) frame_->bind(op.iter, Value::i64(it));
+      if (saving && !save()) return false;
       if (!run_block(op.body)) return false;
       stage();
       advance();
+      ++iterations;
     }
   } else {
     for (int64_t it = 0;; ++it) {
@@ -255,12 +403,25 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
                     "if it should run longer, raise the limit with --max-iterations N (0: no "
                     "limit; in the C++ API, EvalOptions::max_while_iterations)");
       }
+      if (saving && !save()) return false;
       if (!run_block(op.body)) return false;
       stage();
       advance();
+      ++iterations;
     }
   }
   for (size_t k = 0; k < n; ++k) frame_->bind(s.results[k], frame_->at(op.state[k]));
+  if (saving) {
+    frame_->bind(s.results[n], Value::i64(iterations));
+    for (size_t k = 0; k < n; ++k) {
+      std::vector<int64_t> shape{iterations};
+      shape.insert(shape.end(), stacks[k].shape().begin(), stacks[k].shape().end());
+      Value out;
+      if (!alloc(scalar_of(stacks[k].dtype()), shape, s.span, out)) return false;
+      stacks[k].stack_into(out);
+      frame_->bind(s.results[n + 1 + k], std::move(out));
+    }
+  }
   return true;
 }
 

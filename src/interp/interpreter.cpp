@@ -265,7 +265,15 @@ bool Machine::eval_size(const SizeExpr& e, Span span, int64_t& out) {
   std::string why;
   std::optional<int64_t> v =
       e.eval([this](const std::string& name) { return frame_->size_value(name); }, &why);
-  if (!v) return fail(span, "cannot evaluate the size " + e.to_string() + ": " + why);
+  if (!v) {
+    for (const std::string& name : e.vars()) {
+      if (frame_->unbound_dynamic_size(name) != nullptr) {
+        return internal(span, "the size " + e.to_string() + " reads the dynamic size " + name +
+                                  " before the saving loop that defines it has run");
+      }
+    }
+    return fail(span, "cannot evaluate the size " + e.to_string() + ": " + why);
+  }
   out = *v;
   return true;
 }

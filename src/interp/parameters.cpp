@@ -63,6 +63,7 @@ bool Machine::bind_params(const ir::Function& fn, const std::vector<Value>& args
 
   for (size_t k = 0; k < fn.size_vars.size(); ++k) {
     const ir::SizeVar& sv = fn.size_vars[k];
+    if (sv.param == -1) continue;  // a dynamic size, bound by its saving loop in the body
     const Value* at = nullptr;
     if (sv.param >= 0 && static_cast<size_t>(sv.param) < args.size()) {
       at = component(args[static_cast<size_t>(sv.param)], sv.path);

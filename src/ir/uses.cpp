@@ -85,11 +85,55 @@ void for_each_call(const Block& block, const std::function<void(const std::strin
   }
 }
 
+namespace {
+
+// The size expressions an operation itself evaluates (extents, accum shapes, size reads).
+void for_each_direct_size(const Op& op, const std::function<void(const SizeExpr&)>& size) {
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, GenOp> || std::is_same_v<T, ReduceOp>) {
+          for (const auto& iv : o.ivars) size(iv.extent);
+        } else if constexpr (std::is_same_v<T, AccumOp>) {
+          for (const auto& d : o.shape) size(d);
+          for (const auto& iv : o.ivars) size(iv.extent);
+        } else if constexpr (std::is_same_v<T, SizeOp>) {
+          size(o.size);
+        }
+      },
+      op);
+}
+
+void for_each_size(const Block& block, const std::function<void(const SizeExpr&)>& size) {
+  for (const auto& s : block.stmts) {
+    for_each_direct_size(s.op, size);
+    for_each_region(s.op, [&](const Block& b) { for_each_size(b, size); });
+  }
+}
+
+}  // namespace
+
 std::vector<int> use_counts(const Function& f) {
   std::vector<int> counts(f.vars.size(), 0);
-  for_each_use(f.body, [&](VarId v) {
+  auto count = [&](VarId v) {
     if (v >= 0 && static_cast<size_t>(v) < counts.size()) ++counts[static_cast<size_t>(v)];
-  });
+  };
+  for_each_use(f.body, count);
+  // A dynamic size (the iteration count T of a saving loop, SizeVar::param == -1) is read
+  // through its name wherever an operation evaluates a size expression that mentions it: such
+  // a mention is a use of T's variable, so that T is not taken for dead while an extent needs
+  // it. (Types alone do not count: the stacks' types name T but are bound with it.)
+  bool dynamic = false;
+  for (const auto& sv : f.size_vars) dynamic = dynamic || sv.param == -1;
+  if (dynamic) {
+    for_each_size(f.body, [&](const SizeExpr& e) {
+      for (const auto& name : e.vars()) {
+        for (const auto& sv : f.size_vars) {
+          if (sv.param == -1 && sv.name == name) count(sv.var);
+        }
+      }
+    });
+  }
   return counts;
 }
 

@@ -1,5 +1,6 @@
 #include "ir/verifier.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,6 +32,13 @@ std::optional<SizeExpr> dim_at(const Type& t, const std::vector<int>& path, int 
   return cur->shape[static_cast<size_t>(dim)];
 }
 
+void collect_sizes(const Type& t, std::vector<std::string>& out) {
+  for (const auto& e : t.elems) collect_sizes(e, out);
+  for (const auto& d : t.shape) {
+    for (auto& v : d.vars()) out.push_back(std::move(v));
+  }
+}
+
 class FunctionVerifier {
  public:
   FunctionVerifier(const Program& program, const Function& f)
@@ -41,15 +49,25 @@ class FunctionVerifier {
         visible_(f.vars.size(), false) {}
 
   std::vector<VerifyError> run() {
-    for (const auto& sv : f_.size_vars) size_names_.insert(sv.name);
+    for (const auto& sv : f_.size_vars) {
+      size_names_.insert(sv.name);
+      if (sv.param == -1 && valid(sv.var)) dynamic_[sv.name] = sv.var;
+    }
     for (VarId p : f_.params) bind(p, "parameter");
     check_size_vars();
+    // The result type may name the dynamic sizes of the body's top-level saving loops (such a
+    // function can be evaluated but not called): their scope is checked at the end of the body.
+    defer_dynamic_ = true;
     check_type_sizes(f_.result_type, "the result type");
+    defer_dynamic_ = false;
     check_derivation();
     bool unbuilt = f_.derivation && f_.body.stmts.empty() && f_.body.results.empty();
+    if (unbuilt) check_result_dynamic_sizes();
     if (!unbuilt) {
       check_stmts(f_.body);
       use_all(f_.body.results);
+      check_result_dynamic_sizes();
+      check_dynamic_sizes_bound();
       if (f_.body.results.size() != 1) {
         error("the body yields " + std::to_string(f_.body.results.size()) +
               " values; a function yields one");
@@ -147,6 +165,15 @@ class FunctionVerifier {
     for (const auto& v : s.vars()) {
       if (!size_names_.count(v)) {
         error(what + " mentions " + v + ", not a size variable of " + f_.name);
+        continue;
+      }
+      // A dynamic size has a value only where the saving loop that binds it dominates: after
+      // it in its block and in the regions nested there.
+      auto d = dynamic_.find(v);
+      if (d != dynamic_.end() && !defer_dynamic_ && !visible_[static_cast<size_t>(d->second)]) {
+        error(what + " mentions the dynamic size " + v + " where it is not defined (" +
+              (bound_[static_cast<size_t>(d->second)] ? "out of the scope of" : "before") +
+              " the saving loop that binds it)");
       }
     }
   }
@@ -197,8 +224,23 @@ class FunctionVerifier {
 
   void check_size_vars() {
     std::set<std::string> seen;
+    std::set<VarId> dynamic_vars;
     for (const auto& sv : f_.size_vars) {
       if (!seen.insert(sv.name).second) error("size variable " + sv.name + " is declared twice");
+      if (sv.param == -1) {
+        // A dynamic size: its variable is bound by a saving loop in the body, not at entry.
+        if (!valid(sv.var)) {
+          error("dynamic size variable " + sv.name + " names variable id " +
+                std::to_string(sv.var) + ", which is not in the function");
+        } else if (!dynamic_vars.insert(sv.var).second) {
+          error("dynamic size variable " + sv.name + " shares its variable " + name(sv.var) +
+                " with another size variable");
+        } else if (f_.type_of(sv.var) != Type::scalar(Scalar::I64)) {
+          error("size variable " + sv.name + " has type " + f_.type_of(sv.var).to_string() +
+                "; it must be i64");
+        }
+        continue;
+      }
       bind(sv.var, "size variable");
       if (valid(sv.var) && f_.type_of(sv.var) != Type::scalar(Scalar::I64)) {
         error("size variable " + sv.name + " has type " + f_.type_of(sv.var).to_string() +
@@ -438,7 +480,73 @@ class FunctionVerifier {
     }
     std::vector<std::optional<Type>> state;
     for (VarId v : l.state) state.push_back(type_of(v));
-    expect_results_match(s, state, "the loop");
+    if (l.saves_states) {
+      check_saving_results(s, l, state);
+    } else {
+      expect_results_match(s, state, "the loop");
+    }
+  }
+
+  // A saving loop binds the final state, T (an i64 dynamic size variable) and one stack per
+  // state variable, of type [T] ++ the state's type.
+  void check_saving_results(const Stmt& s, const LoopOp& l,
+                            const std::vector<std::optional<Type>>& state) {
+    const size_t n = state.size();
+    if (s.results.size() != 2 * n + 1) {
+      error("the saving loop binds " + std::to_string(s.results.size()) + " variables; with " +
+            std::to_string(n) + " state variables it must bind " + std::to_string(2 * n + 1) +
+            " (the final state, the iteration count and the stacks)");
+      return;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (state[k]) expect_result(s, k, *state[k]);
+    }
+    const VarId t = s.results[n];
+    if (auto tt = type_of(t); tt && *tt != Type::scalar(Scalar::I64)) {
+      error("the iteration count " + name(t) + " of the saving loop has type " + tt->to_string() +
+            "; it must be i64");
+    }
+    const SizeVar* sv = nullptr;
+    for (const auto& v : f_.size_vars) {
+      if (v.param == -1 && v.var == t) sv = &v;
+    }
+    if (sv == nullptr) {
+      error("the iteration count " + name(t) +
+            " of the saving loop is not the variable of a dynamic size variable of " + f_.name);
+      return;
+    }
+    if (valid(t)) counts_bound_.insert(t);
+    for (size_t k = 0; k < n; ++k) {
+      if (!state[k]) continue;
+      if (state[k]->is_tuple) {
+        error("the saving loop's state " + name(l.state[k]) + " has the tuple type " +
+              state[k]->to_string() + "; saved states must be tensors or scalars");
+        continue;
+      }
+      std::vector<SizeExpr> shape{SizeExpr::var(sv->name)};
+      shape.insert(shape.end(), state[k]->shape.begin(), state[k]->shape.end());
+      expect_result(s, n + 1 + k, Type::tensor(state[k]->elem, std::move(shape)));
+    }
+  }
+
+  // The dynamic sizes the result type names, at the end of the body.
+  void check_result_dynamic_sizes() {
+    std::vector<std::string> names;
+    collect_sizes(f_.result_type, names);
+    std::set<std::string> done;
+    for (const auto& n : names) {
+      if (!dynamic_.count(n) || !done.insert(n).second) continue;
+      check_size(SizeExpr::var(n), "the result type");
+    }
+  }
+
+  // Every dynamic size variable is the iteration count of a saving loop of the body.
+  void check_dynamic_sizes_bound() {
+    for (const auto& sv : f_.size_vars) {
+      if (sv.param == -1 && valid(sv.var) && !counts_bound_.count(sv.var)) {
+        error("dynamic size variable " + sv.name + " is not the iteration count of a saving loop");
+      }
+    }
   }
 
   void check(const Stmt& s, const IfOp& i) {
@@ -516,6 +624,15 @@ class FunctionVerifier {
             std::to_string(g->params.size()));
       return;
     }
+    std::vector<std::string> result_sizes;
+    collect_sizes(g->result_type, result_sizes);
+    for (const auto& sv : g->size_vars) {
+      if (sv.param == -1 && std::count(result_sizes.begin(), result_sizes.end(), sv.name) > 0) {
+        error("calls " + c.callee + ", whose result type " + g->result_type.to_string() +
+              " has the dynamic size " + sv.name + ", which a caller cannot name");
+        return;
+      }
+    }
     auto param_type = [&](size_t i) -> std::optional<Type> {
       VarId p = g->params[i];
       if (p < 0 || static_cast<size_t>(p) >= g->vars.size()) return std::nullopt;
@@ -558,7 +675,10 @@ class FunctionVerifier {
   std::vector<bool> visible_;  // bound in an enclosing scope, earlier (scoping)
   std::vector<VarId> scope_;   // the visible variables, innermost last
   std::set<std::string> size_names_;
-  const Stmt* stmt_ = nullptr;  // the statement being checked, for messages
+  std::map<std::string, VarId> dynamic_;  // dynamic size variables by name
+  std::set<VarId> counts_bound_;          // iteration counts bound by saving loops
+  bool defer_dynamic_ = false;            // dynamic sizes' scopes are checked later
+  const Stmt* stmt_ = nullptr;            // the statement being checked, for messages
   std::vector<VerifyError> errors_;
 };
 
