@@ -37,10 +37,13 @@ struct CloneMap {
 // the caller appends its statements where it wants. After the call, map.atoms also maps every
 // variable bound at the top level of src to its copy (so callers can find the copies of
 // results); variables bound in nested regions are mapped too, and a variable the block binds is
-// removed from map.affine. An affine index or affine predicate that mentions a free variable
-// mapped to a literal becomes a computed index / bool atom, computed by emitted i64 statements
-// (an affine expression is always representable that way; literal parts are folded). A boolean
-// predicate atom mapped to a literal folds to true or false.
+// removed from map.affine. In an affine index or affine predicate, a free variable mapped to a
+// variable is renamed, one in map.affine is substituted, and one mapped to an i64 literal is
+// folded into the constant (x[i + 1] with i = 2 becomes the affine x[3]), so indices stay
+// affine. Only when that arithmetic overflows does the index become a computed index (the
+// predicate leaf a bool atom), computed by emitted i64 statements with checked arithmetic
+// before the statement that reads it. A boolean predicate atom mapped to a literal folds to
+// true or false.
 // A saving loop's dynamic size variable (SizeVar with param == -1 in `from`) gets a fresh
 // dynamic SizeVar in `to` (fresh unique name) and the stacks' types are renamed to it; the
 // renaming is recorded in map.sizes.

@@ -277,7 +277,7 @@ std::string derived_function_name(const ir::Program& program, ast::DerivKind kin
   return s + ")";
 }
 
-std::optional<std::string> build_derivatives(ir::Program& program, const DeriveOptions& options) {
+std::optional<DeriveError> build_derivatives(ir::Program& program, const DeriveOptions& options) {
   Deriver d(program, options);
   std::vector<std::string> names;
   for (const auto& f : program.functions) {
@@ -285,8 +285,10 @@ std::optional<std::string> build_derivatives(ir::Program& program, const DeriveO
   }
   try {
     for (const auto& n : names) d.ensure_built(n);
+  } catch (const NotDifferentiable& e) {
+    return DeriveError{e.what(), false};
   } catch (const std::logic_error& e) {
-    return std::string(e.what());
+    return DeriveError{e.what(), true};
   }
   return std::nullopt;
 }

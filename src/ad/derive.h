@@ -10,6 +10,7 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "ad/unzip.h"
@@ -21,11 +22,21 @@ struct DeriveOptions {
   UnzipPolicy policy;
 };
 
+// A program the AD stage cannot differentiate: a limitation (`internal` false, e.g. the
+// derivative of a primitive that has none) or a compiler bug (`internal` true). Never a wrong
+// number instead.
+struct DeriveError {
+  std::string message;
+  bool internal = true;
+};
+// Thrown inside the AD stage for a limitation; build_derivatives turns it into a DeriveError.
+struct NotDifferentiable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Fills in every derived function with an empty body (adding helper derived functions, such
-// as the vjp a jacobian uses, when the program does not have them yet). Returns an error
-// message (the derived function's name and what failed) for a program it cannot
-// differentiate; such a failure is a compiler limitation or bug, never a wrong number.
-std::optional<std::string> build_derivatives(ir::Program& program,
+// as the vjp a jacobian uses, when the program does not have them yet).
+std::optional<DeriveError> build_derivatives(ir::Program& program,
                                              const DeriveOptions& options = {});
 
 // The name a derivative operator gives its function: "grad(f, w)".

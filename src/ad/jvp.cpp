@@ -4,6 +4,7 @@
 
 #include "ad/activity.h"
 #include "ad/clone.h"
+#include "ad/derive.h"
 #include "prims/prim.h"
 
 namespace cot::ad {
@@ -157,7 +158,13 @@ void Jvp::prim(const ir::Stmt& s, const ir::PrimOp& op, TangentMap& tan) {
   std::vector<ir::Atom> terms;
   for (size_t k = 0; k < op.args.size(); ++k) {
     Tangent t = of(op.args[k], tan);
-    if (t.is_zero() || info.partials[k].empty()) continue;
+    if (t.is_zero()) continue;
+    if (info.partials[k].empty()) {
+      if (op.prim == Prim::StopGradient || !is_real(b_.type_of(op.args[k]).elem)) continue;
+      throw NotDifferentiable("`" + std::string(info.name) +
+                              "` has no derivative rule, so a function that applies it to a "
+                              "differentiated value cannot be differentiated");
+    }
     if (op.prim == Prim::ToF64 || op.prim == Prim::ToF32) {
       terms.push_back(b_.type_of(t.atom).elem == rt.elem
                           ? t.atom

@@ -6,6 +6,7 @@
 
 #include "ad/derive.h"
 #include "check/checker.h"
+#include "check/signature.h"
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
@@ -105,6 +106,18 @@ Result<T> guarded(F&& body) {
   }
 }
 
+// What the AD stage could not do, as an error of the module (`file`).
+Error derive_error(const std::string& file, const cot::ad::DeriveError& failed) {
+  Error e;
+  e.file = file;
+  e.message = failed.internal ? "internal compiler error while differentiating: " + failed.message
+                              : "cannot differentiate: " + failed.message;
+  e.help = failed.internal ? "please report this with the program that caused it"
+                           : "apply the derivative operator to a function without it";
+  e.rendered = e.file + ": error: " + e.message + "\n  help: " + e.help + "\n";
+  return e;
+}
+
 }  // namespace
 
 Result<Module> Module::from_string(std::string_view source, std::string name) {
@@ -122,12 +135,7 @@ Result<Module> Module::load(std::string_view source, std::string name) {
   auto program = cot::check_program(sm, &prelude, user, diags);
   if (!program) return to_errors(*sm, diags.take());
   if (auto failed = cot::ad::build_derivatives(*program)) {
-    Error e;
-    e.file = sm->file(user_id).name;
-    e.message = "internal compiler error while differentiating: " + *failed;
-    e.help = "please report this with the program that caused it";
-    e.rendered = e.file + ": error: " + e.message + "\n  help: " + e.help + "\n";
-    return e;
+    return derive_error(sm->file(user_id).name, *failed);
   }
   auto impl = std::make_shared<Impl>();
   impl->sources = sm;
@@ -235,24 +243,182 @@ Result<std::string> Module::print(const std::string& fn) const {
   return guarded<std::string>([&]() -> Result<std::string> {
     const cot::ir::Function* f = impl_->program.find(fn);
     if (!f || f->derivation) return no_function(impl_->program, fn);
-    // The printed text is a whole program: the function, then every user function it calls,
-    // directly or through a derivative operator (prelude functions are always available).
-    const cot::ir::Program& p = impl_->program;
-    std::vector<const cot::ir::Function*> order{f};
-    std::set<std::string> seen{f->name};
-    auto want = [&](const std::string& name) {
-      const cot::ir::Function* g = p.find(name);
-      while (g && g->derivation) g = p.find(g->derivation->base);
-      if (g && !g->from_prelude && seen.insert(g->name).second) order.push_back(g);
-    };
-    for (size_t k = 0; k < order.size(); ++k) {
-      cot::ir::for_each_call(order[k]->body, want);
+    // A whole program: the function, every user function it calls, directly or through a
+    // derivative operator (prelude functions are always available), and the derived functions
+    // it calls.
+    return cot::ir::print_with_dependencies(impl_->program, {f});
+  });
+}
+
+namespace {
+
+cot::ast::DerivKind to_deriv_kind(DerivativeKind k) {
+  switch (k) {
+    case DerivativeKind::Grad:
+      return cot::ast::DerivKind::Grad;
+    case DerivativeKind::ValueAndGrad:
+      return cot::ast::DerivKind::ValueAndGrad;
+    case DerivativeKind::Jvp:
+      return cot::ast::DerivKind::Jvp;
+    case DerivativeKind::Vjp:
+      return cot::ast::DerivKind::Vjp;
+    case DerivativeKind::Jacobian:
+      return cot::ast::DerivKind::Jacobian;
+    case DerivativeKind::Hessian:
+      return cot::ast::DerivKind::Hessian;
+  }
+  return cot::ast::DerivKind::Grad;
+}
+
+// A copy of a module's program with the derived function `kind(fn, wrt...)` built.
+struct Derived {
+  cot::ir::Program program;
+  std::string name;      // the derived function's: "grad(f, w)"
+  std::vector<int> wrt;  // active parameter indices of fn
+  std::vector<std::string> wrt_names;
+};
+
+// Checks `kind(fn, wrt...)` as the checker checks a derivative operator (with its wording;
+// errors point at fn's definition, or at the parameter), then, when `build`, builds it in a
+// copy of the program.
+Result<Derived> derive(const Module::Impl& impl, const std::string& fn, DerivativeKind kind,
+                       const std::vector<std::string>& wrt, bool build = true) {
+  const cot::ir::Program& p = impl.program;
+  const cot::ir::Function* f = p.find(fn);
+  if (!f || f->derivation) return no_function(p, fn);
+  const cot::ast::DerivKind dk = to_deriv_kind(kind);
+  const char* op = cot::ast::to_string(dk);
+
+  cot::check::Signature sig;
+  sig.name = f->name;
+  sig.span = f->span;
+  sig.result = f->result_type;
+  for (size_t i = 0; i < f->params.size(); ++i) {
+    sig.param_names.push_back(f->vars[static_cast<size_t>(f->params[i])].name);
+    sig.param_types.push_back(f->param_type(i));
+    sig.param_spans.push_back(i < f->param_spans.size() ? f->param_spans[i] : f->span);
+  }
+  std::string params_list;
+  for (size_t i = 0; i < sig.param_names.size(); ++i) {
+    params_list += (i ? ", " : "") + sig.param_names[i] + ": " + sig.param_types[i].to_string();
+  }
+  if (params_list.empty()) params_list = "none";
+
+  std::vector<cot::Diagnostic> ds;
+  std::vector<int> active;
+  if (wrt.empty()) {
+    for (size_t i = 0; i < sig.param_types.size(); ++i) {
+      if (sig.param_types[i].is_real_valued()) active.push_back(static_cast<int>(i));
     }
-    std::string text;
-    for (const auto* g : order) {
-      text += (text.empty() ? "" : "\n") + cot::ir::print_function(p, *g);
+    if (active.empty()) {
+      ds.push_back({f->span,
+                    "`" + fn + "` has no real parameter to differentiate",
+                    "its parameters are " + params_list,
+                    {}});
     }
-    return text;
+  }
+  for (const auto& w : wrt) {
+    auto it = std::find(sig.param_names.begin(), sig.param_names.end(), w);
+    if (it == sig.param_names.end()) {
+      ds.push_back({f->span,
+                    "`" + fn + "` has no parameter named `" + w + "`",
+                    "its parameters are " + params_list,
+                    {}});
+      continue;
+    }
+    const auto k = static_cast<size_t>(it - sig.param_names.begin());
+    if (!sig.param_types[k].is_real_valued()) {
+      ds.push_back({sig.param_spans[k],
+                    "parameter `" + w + "` of `" + fn + "` has type " +
+                        sig.param_types[k].to_string() + " and cannot be differentiated",
+                    "only parameters of real type (f64, f32, tensors and tuples of them) are "
+                    "active",
+                    {}});
+      continue;
+    }
+    if (std::find(active.begin(), active.end(), static_cast<int>(k)) != active.end()) {
+      ds.push_back({f->span, "parameter `" + w + "` is named twice", "", {}});
+      continue;
+    }
+    active.push_back(static_cast<int>(k));
+  }
+  if (!ds.empty()) return to_errors(*impl.sources, std::move(ds));
+  std::string why;
+  if (!cot::check::derived_signature(dk, sig, active, &why)) {
+    std::string help;
+    if (dk == cot::ast::DerivKind::Grad || dk == cot::ast::DerivKind::ValueAndGrad ||
+        dk == cot::ast::DerivKind::Hessian) {
+      if (f->result_type.is_real_valued()) {
+        help = std::string(op) + " differentiates a scalar function; jvp and vjp accept any " +
+               "real result";
+      }
+    }
+    return to_error(*impl.sources, cot::Diagnostic{f->span, why, help, {}});
+  }
+
+  Derived d;
+  d.wrt = active;
+  for (int k : active) d.wrt_names.push_back(sig.param_names[static_cast<size_t>(k)]);
+  if (!build) return d;
+  d.program = p;
+  d.name = cot::ad::derived_function_name(d.program, dk, fn, active);
+  if (d.program.find(d.name) == nullptr) {
+    cot::ir::Function shell;
+    shell.name = d.name;
+    shell.derivation = cot::ir::Derivation{dk, fn, active};
+    d.program.functions.push_back(std::move(shell));
+  }
+  if (auto failed = cot::ad::build_derivatives(d.program)) {
+    const std::string file =
+        f->span.valid() ? impl.sources->file(f->span.file).name : std::string("<module>");
+    return derive_error(file, *failed);
+  }
+  return d;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> Module::derivative_parameters(
+    const std::string& fn, DerivativeKind kind, const std::vector<std::string>& wrt) const {
+  return guarded<std::vector<std::string>>([&]() -> Result<std::vector<std::string>> {
+    auto d = derive(*impl_, fn, kind, wrt, /*build=*/false);
+    if (!d) return d.errors();
+    return d.value().wrt_names;
+  });
+}
+
+Result<std::string> Module::print_derivative(const std::string& fn, DerivativeKind kind,
+                                             const std::vector<std::string>& wrt) const {
+  return guarded<std::string>([&]() -> Result<std::string> {
+    auto d = derive(*impl_, fn, kind, wrt);
+    if (!d) return d.errors();
+    const cot::ir::Program& p = d.value().program;
+    return cot::ir::print_with_dependencies(p, {p.find(d.value().name)});
+  });
+}
+
+Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::vector<Value>& args,
+                                            const std::vector<std::string>& wrt,
+                                            const EvalOptions& options) const {
+  return guarded<ValueAndGrad>([&]() -> Result<ValueAndGrad> {
+    // Checked as grad, so that messages name the operator a user thinks of.
+    auto checked = derive(*impl_, fn, DerivativeKind::Grad, wrt, /*build=*/false);
+    if (!checked) return checked.errors();
+    auto d = derive(*impl_, fn, DerivativeKind::ValueAndGrad, wrt);
+    if (!d) return d.errors();
+    const cot::ir::Program& p = d.value().program;
+    if (auto e = check_arguments(*p.find(fn), args)) return *e;
+    auto r = cot::interp::evaluate(p, d.value().name, args, nullptr, interp_options(options));
+    if (auto* diag = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *diag);
+    const Value& v = std::get<Value>(r);
+    ValueAndGrad out;
+    out.value = v.elems().at(0);
+    const Value& g = v.elems().at(1);
+    const auto& names = d.value().wrt_names;
+    for (size_t k = 0; k < names.size(); ++k) {
+      out.grad.push_back(NamedValue{names[k], names.size() == 1 ? g : g.elems().at(k)});
+    }
+    return out;
   });
 }
 

@@ -39,6 +39,8 @@ enum class Prim : uint8_t {
   Log1p,
   Expm1,
   Lgamma,
+  Digamma,   // lgamma's derivative
+  Trigamma,  // digamma's derivative
   Atan2,
   Max,
   Min,

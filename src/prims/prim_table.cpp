@@ -46,6 +46,50 @@ struct Real {
       return ::lgamma_r(a[0], &sign);
     }
   }
+  // digamma(x) = d/dx log|Γ(x)|: reflection for x < 0.5, the recurrence ψ(x) = ψ(x + 1) − 1/x
+  // up to x >= 10, then the asymptotic series (its next term is below 1e-15 there).
+  static T digamma(const T* a) {
+    double x = static_cast<double>(a[0]);
+    if (std::isnan(x)) return static_cast<T>(x);
+    if (x <= 0 && std::floor(x) == x) return std::numeric_limits<T>::quiet_NaN();  // a pole
+    double acc = 0;
+    if (x < 0.5) {  // ψ(x) = ψ(1 − x) − π / tan(πx)
+      const double pi = 3.14159265358979323846;
+      acc -= pi / std::tan(pi * x);
+      x = 1 - x;
+    }
+    for (; x < 10; x += 1) acc -= 1 / x;
+    const double r = 1 / (x * x);
+    const double series =
+        std::log(x) - 0.5 / x -
+        r * (1.0 / 12 -
+             r * (1.0 / 120 -
+                  r * (1.0 / 252 - r * (1.0 / 240 - r * (1.0 / 132 - r * (691.0 / 32760))))));
+    return static_cast<T>(acc + series);
+  }
+  // trigamma(x) = ψ'(x): reflection ψ'(1 − x) + ψ'(x) = π² / sin²(πx), the recurrence
+  // ψ'(x) = ψ'(x + 1) + 1/x², then the asymptotic series.
+  static T trigamma(const T* a) {
+    double x = static_cast<double>(a[0]);
+    if (std::isnan(x)) return static_cast<T>(x);
+    if (x <= 0 && std::floor(x) == x) return std::numeric_limits<T>::infinity();  // a pole
+    double acc = 0, sign = 1;
+    if (x < 0.5) {
+      const double pi = 3.14159265358979323846;
+      const double s = std::sin(pi * x);
+      acc = pi * pi / (s * s);
+      sign = -1;
+      x = 1 - x;
+    }
+    double t = 0;
+    for (; x < 10; x += 1) t += 1 / (x * x);
+    const double r = 1 / (x * x);
+    t += 1 / x + r / 2 +
+         r / x *
+             (1.0 / 6 -
+              r * (1.0 / 30 - r * (1.0 / 42 - r * (1.0 / 30 - r * (5.0 / 66 - r * (691.0 / 2730))))));
+    return static_cast<T>(acc + sign * t);
+  }
   static T atan2(const T* a) { return std::atan2(a[0], a[1]); }  // atan2(y, x)
   // NaN in, NaN out (unlike fmax); on ties the first operand, whose derivative is used.
   static T max(const T* a) {
@@ -123,6 +167,12 @@ constexpr std::array<PrimInfo, kNumPrims> kTable = {{
    {"r + 1.0"}, {}},
   {Prim::Lgamma, "lgamma", "lgamma", S::Function, 1, R::SameReal, false, C::Call, &D::lgamma,
    &F::lgamma, "at the poles (0, -1, -2, ...) the derivative digamma(x) is infinite or NaN",
+   {"digamma(x)"}, {}},
+  {Prim::Digamma, "digamma", "digamma", S::Function, 1, R::SameReal, false, C::Call, &D::digamma,
+   &F::digamma, "NaN at the poles (0, -1, -2, ...)",
+   {"trigamma(x)"}, {}},
+  {Prim::Trigamma, "trigamma", "trigamma", S::Function, 1, R::SameReal, false, C::Call,
+   &D::trigamma, &F::trigamma, "+inf at the poles; its own derivative is not provided",
    {}, {}},
   {Prim::Atan2, "atan2", "atan2", S::Function, 2, R::SameReal, false, C::Call, &D::atan2,
    &F::atan2, "atan2(y, x) at (0, 0): derivative 0 in both operands",
