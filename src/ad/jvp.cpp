@@ -378,16 +378,26 @@ void Jvp::loop(const ir::Stmt& s, const ir::LoopOp& op, TangentMap& tan) {
     }
     return next;
   });
-  std::vector<Type> types;
-  std::vector<ir::VarId> results = s.results;
-  for (ir::VarId r : s.results) types.push_back(b_.function().type_of(r));
-  std::vector<ir::VarId> tres;
+  // Results: final states (primal, then tangents); for a saving loop (a reverse-mode primal
+  // differentiated again, as in a Hessian) then T and the stacks (primal, then tangents).
+  ir::Function& f = b_.function();
+  const size_t n = op.state.size();
+  std::vector<ir::VarId> results(s.results.begin(), s.results.begin() + static_cast<long>(n));
+  std::vector<ir::VarId> tres, tstacks;
   for (size_t j = 0; j < which.size(); ++j) {
-    const Type t = b_.function().type_of(op.state[which[j]]);
-    tres.push_back(b_.function().new_var(
-        "d" + b_.function().vars[static_cast<size_t>(s.results[which[j]])].name, t));
+    const ir::VarId r = s.results[which[j]];
+    tres.push_back(f.new_var("d" + f.vars[static_cast<size_t>(r)].name, f.type_of(r)));
     results.push_back(tres.back());
-    types.push_back(t);
+  }
+  if (op.saves_states) {
+    out.saves_states = true;
+    results.push_back(s.results[n]);
+    for (size_t k = 0; k < n; ++k) results.push_back(s.results[n + 1 + k]);
+    for (size_t j = 0; j < which.size(); ++j) {
+      const ir::VarId stack = s.results[n + 1 + which[j]];
+      tstacks.push_back(f.new_var("d" + f.vars[static_cast<size_t>(stack)].name, f.type_of(stack)));
+      results.push_back(tstacks.back());
+    }
   }
   ir::Stmt st;
   st.results = std::move(results);
@@ -396,6 +406,9 @@ void Jvp::loop(const ir::Stmt& s, const ir::LoopOp& op, TangentMap& tan) {
   b_.append(std::move(st));
   for (size_t j = 0; j < which.size(); ++j) {
     tan[s.results[which[j]]] = Tangent::value(ir::Atom::of(tres[j]));
+    if (op.saves_states) {
+      tan[s.results[n + 1 + which[j]]] = Tangent::value(ir::Atom::of(tstacks[j]));
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include "ad/clone.h"
 #include "ad/tangent.h"
 #include "index/eliminate_sums.h"
+#include "ir/uses.h"
 #include "prims/prim.h"
 
 namespace cot::ad {
@@ -375,13 +376,37 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
       eqs.push_back(*d);
     }
   }
+  // An index may mention variables computed inside the regions (a callee's size variable,
+  // inlined): the equalities can then only be tested where the read happens, after the copy of
+  // its block, so nothing is solved for this read (correct, without the sparsity).
+  bool at_read = false;
+  {
+    VarSet local;
+    for (const ir::Stmt* st : path.stmts) {
+      for (const ir::Block* blk : regions_of(*st)) {
+        VarSet fv = free_vars(*blk);
+        ir::for_each_use(*blk, [&](ir::VarId x) {
+          if (!fv.count(x)) local.insert(x);
+        });
+      }
+    }
+    for (const auto& e : eqs) {
+      for (const auto& [x, c] : e.terms()) {
+        (void)c;
+        if (local.count(x) && !level_of.count(x)) at_read = true;
+      }
+    }
+  }
   SumElimination elim;
-  std::optional<SumElimination> solved = solvable ? eliminate_sums(summed, eqs) : std::nullopt;
+  std::optional<SumElimination> solved =
+      solvable && !at_read ? eliminate_sums(summed, eqs) : std::nullopt;
   if (solved) {
     elim = std::move(*solved);
   } else {
     for (const auto& sv : summed) elim.kept.push_back(sv.var);
-    for (const auto& e : eqs) elim.conditions.push_back(Pred::eq0(e));
+    if (!at_read) {
+      for (const auto& e : eqs) elim.conditions.push_back(Pred::eq0(e));
+    }
   }
   if (elim.empty) return std::nullopt;
   std::unordered_map<ir::VarId, const SolvedVar*> solved_of;
@@ -457,6 +482,26 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
       long at = lvl.position.at(static_cast<size_t>(path.final_pos));
       if (at >= 0) c = ct(lvl, lvl.stmts[static_cast<size_t>(at)].results[0]);
       rest.assign(js.begin() + static_cast<long>(nidx), js.end());
+      if (c && at_read) {
+        std::vector<Pred> here;
+        const auto& read = *lvl.stmts[static_cast<size_t>(at)].as<ir::IndexOp>();
+        for (size_t q = 0; q < nidx; ++q) {
+          const auto& ix = read.indices[q];
+          if (!ix.is_affine) {
+            here.push_back(Pred::atom_of(b_.prim(Prim::Eq, {ix.computed, ir::Atom::of(js[q])})));
+            continue;
+          }
+          auto d = Affine::sub(ix.affine, Affine::var(js[q]));
+          if (!d) throw std::logic_error("ad: index overflow");
+          here.push_back(Pred::eq0(*d));
+        }
+        const ir::Atom value = *c;
+        c = ir::Atom::of(b_.guard(Pred::conj(std::move(here)), [&] {
+          return std::vector<ir::Atom>{
+              rest.empty() ? value : ir::Atom::of(b_.index(value, affine_indices(rest)))};
+        })[0]);
+        return *c;
+      }
     }
     if (!c) return zero();
     return rest.empty() ? *c : ir::Atom::of(b_.index(*c, affine_indices(rest)));
@@ -640,7 +685,9 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
       auto r = b_.if_(
           i->cond, [&] { return then ? inner() : zeros_out(); },
           [&] { return then ? zeros_out() : inner(); });
-      return std::vector<ir::Atom>(r.begin(), r.end());
+      std::vector<ir::Atom> out;
+      for (ir::VarId x : r) out.push_back(ir::Atom::of(x));
+      return out;
     }
     if (const auto* g = st.as<ir::GuardOp>()) {
       auto r = b_.guard(g->pred, inner);

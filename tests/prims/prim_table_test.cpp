@@ -230,7 +230,9 @@ TEST(PrimEval, RealFunctionsAgainstKnownValues) {
   };
   for (const Case& c : cases) {
     double got = F64(c.p, c.args);
-    EXPECT_LE(Rho(got, c.expected), 1e-15)
+    // digamma and trigamma sum up to ten recurrence terms before their series: a few ulps.
+    const bool series = c.p == Prim::Digamma || c.p == Prim::Trigamma;
+    EXPECT_LE(Rho(got, c.expected), series ? 1e-14 : 1e-15)
         << prim_info(c.p).name << ": got " << got << ", expected " << c.expected;
     // f32 agrees to single precision.
     std::vector<float> fargs(c.args.begin(), c.args.end());
