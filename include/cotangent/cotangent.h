@@ -1,5 +1,6 @@
 // The Cotangent C++ API: load a module of the language from a string or a file, look a
-// function up, evaluate it on tensor values, count its operations, print its Core IR.
+// function up, evaluate it on tensor values, count its operations, print its Core IR,
+// differentiate it (gradients, and the derived functions of language.md §8 as source).
 // Errors are values (Result) that carry source locations; nothing here throws or exits (running
 // out of memory is reported as an error too). Result::value() on an error is a programming
 // error: check ok() first.
@@ -50,6 +51,20 @@ struct EvalOptions {
   int64_t max_while_iterations = 100'000'000;
 };
 
+// The derivative operators of language.md §8.
+enum class DerivativeKind { Grad, ValueAndGrad, Jvp, Vjp, Jacobian, Hessian };
+
+struct NamedValue {
+  std::string name;
+  Value value;
+};
+
+// A function's value and its gradient with respect to the active parameters.
+struct ValueAndGrad {
+  Value value;
+  std::vector<NamedValue> grad;  // one per active parameter, in the order asked for
+};
+
 class Module {
  public:
   // Parses and checks `source` (named `name` in messages) together with the prelude.
@@ -66,8 +81,27 @@ class Module {
   // Evaluates and counts operations.
   Result<CostReport> cost(const std::string& fn, const std::vector<Value>& args,
                           const EvalOptions& options = {}) const;
-  // The Core IR of `fn`, printed as source in the language.
+  // The Core IR of `fn`, printed as source in the language, then the functions of the module
+  // it calls, then the derived functions it calls, each as a `def` named from its operator
+  // (`grad(f, w)` prints as `def grad_f_w`) after a comment `# grad(f, w), as the compiler
+  // builds it`. The text is a program that computes the same values.
   Result<std::string> print(const std::string& fn) const;
+  // The derived function `kind(fn, wrt...)` as the compiler builds it, printed as print()
+  // prints derived functions, followed by what it needs (functions it calls, in operator
+  // form, and their bases). `wrt` names the active parameters; empty means every parameter of
+  // real type (language.md §8). Errors: no such function or parameter, a parameter that is not
+  // real, a result the operator does not accept.
+  Result<std::string> print_derivative(const std::string& fn, DerivativeKind kind,
+                                       const std::vector<std::string>& wrt = {}) const;
+  // The active parameters of `kind(fn, wrt...)` (all real ones when `wrt` is empty), or the
+  // errors print_derivative and value_and_grad would report for it; differentiates nothing.
+  Result<std::vector<std::string>> derivative_parameters(
+      const std::string& fn, DerivativeKind kind, const std::vector<std::string>& wrt = {}) const;
+  // Evaluates `fn` and its gradient with respect to the parameters named in `wrt` (empty:
+  // every parameter of real type). `fn` must return a real scalar.
+  Result<ValueAndGrad> value_and_grad(const std::string& fn, const std::vector<Value>& args,
+                                      const std::vector<std::string>& wrt = {},
+                                      const EvalOptions& options = {}) const;
 
   struct Impl;
 

@@ -97,8 +97,11 @@ std::vector<bool> loop_state_activity(const ir::Function& f, const ir::LoopOp& l
 void propagate_stmt(const ir::Function& f, const ir::Stmt& s, VarSet& set) {
   if (const auto* l = s.as<ir::LoopOp>()) {
     std::vector<bool> active = loop_state_activity(f, *l, set);
-    for (size_t k = 0; k < l->state.size(); ++k) {
-      if (active[k]) set.insert(s.results[k]);
+    const size_t n = l->state.size();
+    for (size_t k = 0; k < n; ++k) {
+      if (!active[k]) continue;
+      set.insert(s.results[k]);
+      if (l->saves_states) set.insert(s.results[n + 1 + k]);  // its stack
     }
     return;
   }

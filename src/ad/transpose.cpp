@@ -57,6 +57,7 @@ std::unique_ptr<Transposer::Level> Transposer::open(
   auto lv = std::make_unique<Level>();
   ir::Function& f = b_.function();
   lv->position.assign(block.stmts.size(), -1);
+  std::vector<ir::Stmt> extra;  // statements a split adds after a linear loop
   for (size_t i = 0; i < block.stmts.size(); ++i) {
     ir::Stmt& s = block.stmts[i];
     if (!reads_any(s, tangent_)) {
@@ -67,14 +68,26 @@ std::unique_ptr<Transposer::Level> Transposer::open(
       std::vector<bool> flags = loop_state_activity(f, *l, tangent_);
       bool mixed = false;
       for (bool t : flags) mixed = mixed || !t;
-      if (mixed) s = split_loop(b_, s, flags, tangent_, policy_);
-      for (ir::VarId r : s.results) tangent_.insert(r);
+      if (mixed) {
+        std::vector<ir::Stmt> parts = split_loop(b_, s, flags, tangent_, policy_);
+        for (size_t k = 1; k < parts.size(); ++k) extra.push_back(std::move(parts[k]));
+        s = std::move(parts[0]);
+      }
+      for (ir::VarId r : s.results) {
+        if (has_tangent(f.type_of(r))) tangent_.insert(r);
+      }
     } else {
       propagate_stmt(f, s, tangent_);
     }
     lv->position[i] = static_cast<long>(lv->stmts.size());
     lv->reads.push_back(stmt_reads(s));
     lv->stmts.push_back(std::move(s));
+    for (auto& x : extra) {
+      for (ir::VarId r : x.results) tangent_.insert(r);
+      lv->reads.push_back(stmt_reads(x));
+      lv->stmts.push_back(std::move(x));
+    }
+    extra.clear();
   }
   lv->results = std::move(block.results);
   lv->ct_results = std::move(ct_results);
@@ -705,6 +718,15 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
 // body reads from outside (summed over iterations).
 const Transposer::LoopCts& Transposer::loop_cts(Level& lv, size_t idx) {
   if (auto it = lv.loops.find(idx); it != lv.loops.end()) return *it->second;
+  if (const auto* l = lv.stmts[idx].as<ir::LoopOp>(); l && l->saves_states) {
+    // The linear loop itself is not emitted, but its count T' names the type of its stacks,
+    // which the cotangents of the stacks are gathered over: bind T' (== T) first.
+    ir::Stmt bind;
+    bind.results = {lv.stmts[idx].results[l->state.size()]};
+    bind.op = ir::PrimOp{Prim::Add, {l->count, ir::Atom::i64(0)}};
+    bind.span = lv.stmts[idx].span;
+    b_.append(std::move(bind));
+  }
   const auto cts = result_cts(lv, idx);
   const ir::Stmt& s = lv.stmts[idx];
   const auto& op = *s.as<ir::LoopOp>();
@@ -742,6 +764,11 @@ const Transposer::LoopCts& Transposer::loop_cts(Level& lv, size_t idx) {
         std::vector<ir::Atom> next;
         for (size_t j = 0; j < n; ++j) {
           auto c = ct(*lvl, holders[j]);
+          // A saving loop's stack holds the state at the start of each iteration.
+          if (op.saves_states && cts[n + 1 + j]) {
+            ir::Atom at = ir::Atom::of(b_.index(*cts[n + 1 + j], {ir::computed_index(k)}, s.span));
+            c = c ? add_values(b_, *c, at) : at;
+          }
           next.push_back(c ? *c : zeros(b_, f.type_of(op.state[j])));
         }
         for (size_t q = 0; q < free.size(); ++q) {

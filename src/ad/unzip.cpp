@@ -56,8 +56,9 @@ ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
 
 }  // namespace
 
-ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& tangent_state,
-                    const VarSet& tangent, const UnzipPolicy& /*policy*/) {
+std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
+                                 const std::vector<bool>& tangent_state, const VarSet& tangent,
+                                 const UnzipPolicy& /*policy*/) {
   const auto& op = *s.as<ir::LoopOp>();
   ir::Function& f = b.function();
   std::vector<size_t> primal, lin;
@@ -90,20 +91,36 @@ ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& 
     p.cond = clone_block(f, op.cond, f, cmap);
   }
   p.saves_states = true;
-  const std::string size_name = b.fresh_size_name("T");
-  const ir::VarId count = f.new_var(size_name, Type::scalar(Scalar::I64));
-  f.size_vars.push_back(ir::SizeVar{size_name, count, -1, {}, 0});
+  // A loop that already saves (a reverse-mode primal differentiated again) keeps its count
+  // and primal stacks: the primal loop binds them.
+  const size_t n = op.state.size();
+  std::string size_name;
+  ir::VarId count = -1;
+  if (op.saves_states) {
+    count = s.results[n];
+    for (const auto& sv : f.size_vars) {
+      if (sv.param == -1 && sv.var == count) size_name = sv.name;
+    }
+  } else {
+    size_name = b.fresh_size_name("T");
+    count = f.new_var(size_name, Type::scalar(Scalar::I64));
+    f.size_vars.push_back(ir::SizeVar{size_name, count, -1, {}, 0});
+  }
   ir::Stmt ps;
   ps.span = s.span;
   for (size_t k : primal) ps.results.push_back(s.results[k]);
   ps.results.push_back(count);
   std::vector<ir::VarId> stacks;
   for (size_t k : primal) {
-    const Type t = f.type_of(op.state[k]);
-    std::vector<SizeExpr> shape{SizeExpr::var(size_name)};
-    shape.insert(shape.end(), t.shape.begin(), t.shape.end());
-    stacks.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[k])].name + "_saved",
-                               Type::tensor(t.elem, std::move(shape))));
+    if (op.saves_states) {
+      stacks.push_back(s.results[n + 1 + k]);
+    } else {
+      const Type t = f.type_of(op.state[k]);
+      std::vector<SizeExpr> shape{SizeExpr::var(size_name)};
+      shape.insert(shape.end(), t.shape.begin(), t.shape.end());
+      stacks.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[k])].name + "_saved",
+                                 Type::tensor(t.elem, std::move(shape))));
+    }
     ps.results.push_back(stacks.back());
   }
   ps.op = std::move(p);
@@ -133,11 +150,41 @@ ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& 
     for (size_t k : lin) next.push_back(body.results[k]);
     return next;
   });
-  ir::Stmt ls;
-  ls.span = s.span;
-  for (size_t k : lin) ls.results.push_back(s.results[k]);
-  ls.op = std::move(l);
-  return ls;
+  std::vector<ir::Stmt> out(1);
+  out[0].span = s.span;
+  for (size_t k : lin) out[0].results.push_back(s.results[k]);
+  if (op.saves_states) {
+    // The tangent stacks: the linear loop saves too (stacking is linear), with its own count
+    // T' (== T at run time); each original tangent stack is a copy typed with T.
+    l.saves_states = true;
+    const std::string lname = b.fresh_size_name("T");
+    const ir::VarId lcount = f.new_var(lname, Type::scalar(Scalar::I64));
+    f.size_vars.push_back(ir::SizeVar{lname, lcount, -1, {}, 0});
+    out[0].results.push_back(lcount);
+    for (size_t k : lin) {
+      const ir::VarId orig = s.results[n + 1 + k];
+      const Type t = f.type_of(op.state[k]);
+      std::vector<SizeExpr> shape{SizeExpr::var(lname)};
+      shape.insert(shape.end(), t.shape.begin(), t.shape.end());
+      const ir::VarId mine =
+          f.new_var(f.vars[static_cast<size_t>(orig)].name, Type::tensor(t.elem, std::move(shape)));
+      out[0].results.push_back(mine);
+      ir::Stmt copy;
+      copy.span = s.span;
+      copy.results = {orig};
+      const ir::VarId at = f.new_var("k", Type::scalar(Scalar::I64));
+      ir::GenOp g;
+      g.ivars = {ir::IndexVar{at, SizeExpr::var(size_name)}};
+      g.body = b.region([&] {
+        return std::vector<ir::Atom>{
+            ir::Atom::of(b.index(ir::Atom::of(mine), {ir::affine_index(Affine::var(at))}, s.span))};
+      });
+      copy.op = std::move(g);
+      out.push_back(std::move(copy));
+    }
+  }
+  out[0].op = std::move(l);
+  return out;
 }
 
 namespace {

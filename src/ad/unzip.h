@@ -39,9 +39,11 @@ ir::Block checkpoint_loops(ir::Builder& b, ir::Block block, const VarSet& tangen
 
 // Splits the combined loop `s` (state variables marked in `tangent_state` are tangents):
 // emits the saving primal loop at the builder's position (binding the primal results of `s`)
-// and returns the linear loop (binding the tangent results of `s`), not yet emitted.
+// and returns the linear statements (binding the tangent results of `s`), not yet emitted:
+// the linear loop, then, when `s` itself saves its states, copies of its tangent stacks.
 // `tangent` holds the tangent variables in scope.
-ir::Stmt split_loop(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& tangent_state,
-                    const VarSet& tangent, const UnzipPolicy& policy);
+std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
+                                 const std::vector<bool>& tangent_state, const VarSet& tangent,
+                                 const UnzipPolicy& policy);
 
 }  // namespace cot::ad

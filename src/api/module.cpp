@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "ad/derive.h"
@@ -10,7 +9,6 @@
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
-#include "ir/uses.h"
 #include "syntax/parser.h"
 
 namespace cot {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -35,9 +36,21 @@ usage:
       --output writes it to OUT instead (a .npy path writes a tensor result).
       A while-loop stops with an error after N iterations (default 100000000;
       --max-iterations 0 removes the limit).
-  cotangent print FILE FN
+  cotangent print FILE FN [--grad [A,B...] | --jvp [A...] | --vjp [A...]]
       Print the Core IR of FN as source in the language, followed by the user
-      functions it calls: a complete program that computes the same values.
+      functions it calls and the derived functions it calls (each as a def
+      named from its operator: grad(f, w) prints as grad_f_w): a complete
+      program that computes the same values. With --grad, --jvp or --vjp
+      (also --value-and-grad, --jacobian A, --hessian A), print that
+      derivative of FN instead, with respect to the parameters A, B (by
+      default every real parameter); the names come right after the flag,
+      separated by commas, or as --grad=A,B.
+  cotangent grad FILE FN --input IN.json [--arg NAME=PATH.npy]... [--wrt A,B]
+                 [--output OUT.json] [--max-iterations N]
+      Evaluate FN, which must return a real scalar, and its gradient with
+      respect to the parameters A, B (default: every real parameter). Prints
+      {"value": V, "grad": {"A": G, "B": G}} with the numbers as run prints
+      them; with --output writes it to OUT.json instead.
   cotangent cost FILE FN --input IN.json [--arg NAME=PATH.npy]...
       Evaluate FN and print its operation counts under the cost model:
       {"ops": N, "add": N, "mul": N, "call": N}.
@@ -65,6 +78,43 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> npy_args;
   std::string backend = "interp";
   int64_t max_iterations = cotangent::EvalOptions{}.max_while_iterations;
+  // print --grad/--jvp/...: the operator and the active parameters (empty: every real one).
+  std::optional<cotangent::DerivativeKind> derivative;
+  std::string derivative_flag;
+  std::vector<std::string> derivative_wrt;
+  // grad --wrt.
+  std::optional<std::vector<std::string>> wrt;
+};
+
+// "a,b" -> {a, b}; nullopt when a name is empty.
+std::optional<std::vector<std::string>> split_names(const std::string& s) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = s.find(',', start);
+    std::string name =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!name.empty() && name.front() == ' ') name.erase(name.begin());
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    if (name.empty()) return std::nullopt;
+    out.push_back(name);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+struct DerivativeFlag {
+  const char* flag;
+  cotangent::DerivativeKind kind;
+};
+constexpr DerivativeFlag kDerivativeFlags[] = {
+    {"--grad", cotangent::DerivativeKind::Grad},
+    {"--value-and-grad", cotangent::DerivativeKind::ValueAndGrad},
+    {"--jvp", cotangent::DerivativeKind::Jvp},
+    {"--vjp", cotangent::DerivativeKind::Vjp},
+    {"--jacobian", cotangent::DerivativeKind::Jacobian},
+    {"--hessian", cotangent::DerivativeKind::Hessian},
 };
 
 // Parses flags common to the subcommands; returns an error message for bad usage.
@@ -109,6 +159,34 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
         return "--max-iterations needs a non-negative integer (0: no limit)";
       }
       o.max_iterations = n;
+    } else if (is("--wrt")) {
+      auto v = value("--wrt");
+      auto names = v ? split_names(*v) : std::nullopt;
+      if (!names) return "--wrt needs parameter names separated by commas, as in --wrt w,b";
+      o.wrt = *names;
+    } else if (auto it = std::find_if(std::begin(kDerivativeFlags), std::end(kDerivativeFlags),
+                                      [&](const DerivativeFlag& d) { return is(d.flag); });
+               it != std::end(kDerivativeFlags)) {
+      if (o.derivative) {
+        return "give one derivative operator (" + o.derivative_flag + " and " + it->flag +
+               " were both given)";
+      }
+      // The names are optional: `--grad=a,b`, or the next argument once FILE and FN are given.
+      std::string names;
+      const std::string prefix = std::string(it->flag) + "=";
+      if (a.rfind(prefix, 0) == 0) {
+        names = a.substr(prefix.size());
+      } else if (o.positional.size() >= 2 && i + 1 < argc && argv[i + 1][0] != '-') {
+        names = argv[++i];
+      }
+      auto list = split_names(names);
+      if (!list) {
+        return std::string(it->flag) + " needs parameter names separated by commas, as in " +
+               it->flag + " w,b";
+      }
+      o.derivative = it->kind;
+      o.derivative_flag = it->flag;
+      o.derivative_wrt = *list;
     } else if (a.size() > 1 && a[0] == '-' && a != "-") {
       return "unknown option " + a;
     } else {
@@ -143,8 +221,11 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // Loads the module and the arguments of FN from --input and --arg.
+// `precheck`, when given, reports errors of the module and FN to give before any of the input.
 int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& module,
-         std::vector<cotangent::Value>& args) {
+         std::vector<cotangent::Value>& args,
+         const std::function<std::vector<cotangent::Error>(const cotangent::Module&)>& precheck =
+             nullptr) {
   if (o.positional.size() != 2) {
     return usage(std::string(cmd) + " needs FILE and FN, as in `cotangent " + cmd +
                  " model.cot f --input in.json`");
@@ -153,6 +234,10 @@ int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& mo
   if (!m) return report(m.errors());
   auto info = m.value().function(o.positional[1]);
   if (!info) return report(info.errors());
+  if (precheck) {
+    auto errors = precheck(m.value());
+    if (!errors.empty()) return report(errors);
+  }
   const auto& params = info.value().params;
   std::map<std::string, cotangent::Value> from_npy;
   for (const auto& [arg_name, path] : o.npy_args) {
@@ -212,7 +297,9 @@ int cmd_print(const Options& o) {
   if (o.positional.size() != 2) return usage("print needs FILE and FN");
   auto m = cotangent::Module::from_file(o.positional[0]);
   if (!m) return report(m.errors());
-  auto text = m.value().print(o.positional[1]);
+  auto text = o.derivative
+                  ? m.value().print_derivative(o.positional[1], *o.derivative, o.derivative_wrt)
+                  : m.value().print(o.positional[1]);
   if (!text) return report(text.errors());
   std::cout << text.value();
   return kOk;
@@ -268,6 +355,31 @@ int cmd_cost(const Options& o) {
   return kOk;
 }
 
+int cmd_grad(const Options& o) {
+  if (o.output && ends_with(*o.output, ".npy")) {
+    return usage("grad writes JSON: name an --output path that does not end in .npy");
+  }
+  const std::vector<std::string> wrt = o.wrt.value_or(std::vector<std::string>{});
+  // Errors in FN or --wrt come before those of the input.
+  auto check_wrt = [&](const cotangent::Module& module) -> std::vector<cotangent::Error> {
+    auto active =
+        module.derivative_parameters(o.positional[1], cotangent::DerivativeKind::Grad, wrt);
+    return active ? std::vector<cotangent::Error>{} : active.errors();
+  };
+  std::optional<cotangent::Module> m;
+  std::vector<cotangent::Value> args;
+  if (int rc = load(o, "grad", m, args, check_wrt); rc != kOk) return rc;
+  auto r = m->value_and_grad(o.positional[1], args, wrt, eval_options(o));
+  if (!r) return report(r.errors());
+  std::string json = "{\"value\": " + cotangent::value_to_json(r.value().value) + ", \"grad\": {";
+  for (size_t k = 0; k < r.value().grad.size(); ++k) {
+    const auto& g = r.value().grad[k];
+    json += (k ? ", \"" : "\"") + g.name + "\": " + cotangent::value_to_json(g.value);
+  }
+  json += "}}";
+  return write_output(o, r.value().value, json);
+}
+
 int run_command(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kHelp;
@@ -284,10 +396,16 @@ int run_command(int argc, char** argv) {
   }
   Options o;
   if (auto err = parse_options(argc, argv, o)) return usage(*err);
+  if (o.derivative && cmd != "print") {
+    return usage(o.derivative_flag + " is an option of print; `cotangent grad` evaluates " +
+                 "gradients");
+  }
+  if (o.wrt && cmd != "grad") return usage("--wrt is an option of grad");
   if (cmd == "check") return cmd_check(o);
   if (cmd == "run") return cmd_run(o);
   if (cmd == "print") return cmd_print(o);
   if (cmd == "cost") return cmd_cost(o);
+  if (cmd == "grad") return cmd_grad(o);
   return usage("unknown command `" + cmd + "`");
 }
 

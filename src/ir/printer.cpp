@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "ir/uses.h"
 #include "syntax/token.h"
 
 namespace cot::ir {
@@ -245,8 +246,9 @@ class FunctionPrinter {
   FunctionPrinter(const Program& program, const Function& f)
       : program_(program), f_(f), names_(program, f) {}
 
-  std::string function() {
-    std::string s = "def " + f_.name + "(";
+  // The function as a `def` named `name`.
+  std::string function(const std::string& name) {
+    std::string s = "def " + name + "(";
     for (size_t i = 0; i < f_.params.size(); ++i) {
       if (i > 0) s += ", ";
       VarId p = f_.params[i];
@@ -446,7 +448,90 @@ class FunctionPrinter {
 }  // namespace
 
 std::string print_function(const Program& program, const Function& f) {
-  return FunctionPrinter(program, f).function();
+  return FunctionPrinter(program, f).function(f.name);
+}
+
+std::string operator_spelling(const Program& program, const std::string& name) {
+  return fn_ref(program, name);
+}
+
+std::string derived_identifier(const Program& program, const std::string& name,
+                               const std::set<std::string>& taken) {
+  // Runs of punctuation and spaces become one `_`: "jvp(grad(f, w), w)" -> "jvp_grad_f_w_w".
+  std::string base;
+  for (char c : fn_ref(program, name)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (ok) {
+      base += c;
+    } else if (!base.empty() && base.back() != '_') {
+      base += '_';
+    }
+  }
+  while (!base.empty() && base.back() == '_') base.pop_back();
+  if (base.empty() || (base[0] >= '0' && base[0] <= '9')) base = "d_" + base;
+  auto clash = [&](const std::string& s) {
+    return taken.count(s) > 0 || program.find(s) != nullptr || is_reserved_word(s);
+  };
+  std::string s = base;
+  for (int k = 2; clash(s); ++k) s = base + "_" + std::to_string(k);
+  return s;
+}
+
+std::string print_derived_function(const Program& program, const Function& f,
+                                   const std::string& def_name) {
+  return "# " + fn_ref(program, f.name) + ", as the compiler builds it\n" +
+         FunctionPrinter(program, f).function(def_name);
+}
+
+std::string print_with_dependencies(const Program& program,
+                                    const std::vector<const Function*>& roots) {
+  // Walks the calls of the roots, the user functions and the derived functions reached.
+  std::vector<const Function*> users, derived, queue;
+  std::set<std::string> seen;
+  for (const Function* r : roots) {
+    if (r != nullptr && seen.insert(r->name).second) queue.push_back(r);
+  }
+  auto want = [&](const Function* g) {
+    if (g == nullptr || !seen.insert(g->name).second) return;
+    queue.push_back(g);
+    if (g->derivation) {
+      derived.push_back(g);
+    } else if (!g->from_prelude) {
+      users.push_back(g);
+    }
+  };
+  auto called = [&](const std::string& name) {
+    const Function* g = program.find(name);
+    if (g == nullptr) return;
+    // A built derived function prints as a def; the operator that names it needs its base,
+    // and the base of that base, down to a function defined in the source.
+    if (g->derivation && !(g->body.stmts.empty() && g->body.results.empty())) want(g);
+    int depth = 0;
+    while (g != nullptr && g->derivation && ++depth < 64) g = program.find(g->derivation->base);
+    if (g != nullptr && !g->from_prelude) want(g);
+  };
+  for (size_t k = 0; k < queue.size(); ++k) {
+    // Prelude functions are always available and are not printed: their calls need nothing.
+    if (queue[k]->from_prelude) continue;
+    for_each_call(queue[k]->body, called);
+  }
+
+  // Derived functions print under names made from their operators, unique in the program.
+  std::set<std::string> taken;
+  auto print_one = [&](const Function& g) {
+    if (!g.derivation) return print_function(program, g);
+    std::string id = derived_identifier(program, g.name, taken);
+    taken.insert(id);
+    return print_derived_function(program, g, id);
+  };
+  std::string text;
+  auto add = [&](const Function& g) { text += (text.empty() ? "" : "\n") + print_one(g); };
+  for (const Function* r : roots) {
+    if (r != nullptr) add(*r);
+  }
+  for (const Function* g : users) add(*g);
+  for (const Function* g : derived) add(*g);
+  return text;
 }
 
 std::string print_program(const Program& program) {
