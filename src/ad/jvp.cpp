@@ -237,7 +237,8 @@ void Jvp::reduce_extremum(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap&
   ir::Block kcopy = fresh(op.body, op.ivars, kivars);
   ir::VarId key = b_.reduce(ast::ReduceKind::Min, kivars, [&] {
     for (auto& st : kcopy.stmts) b_.append(std::move(st));
-    auto [pos, none] = flat_position(b_, kivars);
+    const auto key_pos = flat_position(b_, kivars);
+    const ir::Atom pos = key_pos.first, none = key_pos.second;
     return elementwise(b_, bt.shape, {kcopy.results[0], m}, [&](const std::vector<ir::Atom>& e) {
       ir::Atom hit = ir::Atom::of(b_.prim(Prim::Eq, {e[0], e[1]}));
       return ir::Atom::of(b_.prim(Prim::Select, {hit, pos, none}));
@@ -250,8 +251,7 @@ void Jvp::reduce_extremum(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap&
     Tangent t = run(std::move(copy), tan)[0];
     zero = t.is_zero();
     ir::Atom dt = materialize(b_, t, bt);
-    auto [pos, none] = flat_position(b_, ivars);
-    (void)none;
+    const ir::Atom pos = flat_position(b_, ivars).first;
     return std::vector<ir::Atom>{
         elementwise(b_, bt.shape, {dt, ir::Atom::of(key)}, [&](const std::vector<ir::Atom>& e) {
           ir::Atom hit = ir::Atom::of(b_.prim(Prim::Eq, {pos, e[1]}));
