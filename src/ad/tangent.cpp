@@ -43,7 +43,7 @@ ir::VarId gen_over(ir::Builder& b, const std::vector<SizeExpr>& shape,
 
 }  // namespace
 
-ir::Atom zeros(ir::Builder& b, const Type& t) {
+ir::Atom zeros(ir::Builder& b, Type t) {
   if (t.is_tuple) {
     std::vector<ir::Atom> elems;
     for (const auto& e : t.elems) elems.push_back(zeros(b, e));
@@ -53,7 +53,7 @@ ir::Atom zeros(ir::Builder& b, const Type& t) {
   return ir::Atom::of(gen_over(b, t.shape, [&](const auto&) { return scalar_zero(t.elem); }));
 }
 
-ir::Atom materialize(ir::Builder& b, const Tangent& tan, const Type& t) {
+ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t) {
   switch (tan.kind) {
     case Tangent::Kind::Zero:
       return zeros(b, t);

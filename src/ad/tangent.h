@@ -26,9 +26,11 @@ struct Tangent {
 using TangentMap = std::unordered_map<ir::VarId, Tangent>;
 
 // A zero value of type t (tensors of zeros; integer and boolean leaves are 0 and false).
-ir::Atom zeros(ir::Builder& b, const Type& t);
+// Types are taken by value: they often come from the function's variable table, which
+// building new statements may reallocate.
+ir::Atom zeros(ir::Builder& b, Type t);
 // The tangent as a value of type t, the primal type (zeros where it is symbolically zero).
-ir::Atom materialize(ir::Builder& b, const Tangent& tan, const Type& t);
+ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t);
 // The sum of two values of one type (elementwise for tensors, per element for tuples).
 ir::Atom add_values(ir::Builder& b, ir::Atom x, ir::Atom y);
 
