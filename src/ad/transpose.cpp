@@ -441,16 +441,23 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   for (const auto& d : elim.divisible) divs.emplace_back(cond_level(Pred::eq0(d.first)), d);
 
   std::unordered_map<ir::VarId, Affine> binding;  // original summed variable -> affine in fresh
+  // Ranges of the variables bound so far (the targets j, then kept summation variables), under
+  // which Fourier-Motzkin drops implied range conditions.
+  std::vector<SummedVar> ranges;
+  for (size_t k = 0; k < js.size(); ++k) {
+    if (auto e = size_affine(f, vt.shape[k])) ranges.push_back(SummedVar{js[k], *e});
+  }
   auto guard_for = [&](long lvl) {
-    std::vector<Pred> ps;
+    std::vector<Pred> affine_ps, ps;
     for (const auto& [l, p] : conds) {
       if (l != lvl) continue;
-      ps.push_back(p.rename([&](int32_t x) {
+      affine_ps.push_back(p.rename([&](int32_t x) {
         auto it = binding.find(x);
         return it != binding.end() && it->second.terms().size() == 1 ? it->second.terms()[0].first
                                                                      : x;
       }));
     }
+    if (!affine_ps.empty()) ps.push_back(simplify_conjunction(affine_ps, ranges));
     for (const auto& [l, d] : divs) {
       if (l != lvl) continue;
       auto e = substitute_all(d.first, binding);
@@ -532,6 +539,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
         ir::VarId fresh = b_.index_var(f.vars[static_cast<size_t>(o)].name);
         kept.push_back(ir::IndexVar{fresh, (*cur_ivars)[q].extent});
         binding[o] = Affine::var(fresh);
+        if (auto e = size_affine(f, (*cur_ivars)[q].extent)) ranges.push_back(SummedVar{fresh, *e});
       }
     }
     auto inner = [&]() -> ir::Atom {
@@ -587,6 +595,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
         return finish_level(k, *lvl);
       };
       Pred g = guard_for(static_cast<long>(k));
+      if (g.kind == Pred::Kind::False) return zero();
       if (g.kind == Pred::Kind::True) return body();
       return ir::Atom::of(b_.guard(g, [&] { return std::vector<ir::Atom>{body()}; })[0]);
     };
@@ -604,6 +613,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   };
   auto element = [&]() -> ir::Atom {
     Pred top = guard_for(-1);
+    if (top.kind == Pred::Kind::False) return zero();
     if (top.kind == Pred::Kind::True) return descend(0, s, cts);
     return ir::Atom::of(
         b_.guard(top, [&] { return std::vector<ir::Atom>{descend(0, s, cts)}; })[0]);
