@@ -231,9 +231,11 @@ std::optional<ir::Atom> Transposer::index_contribution(const ir::Stmt& s, ir::Va
 
 namespace {
 
+// Calls `emit` for every read of v inside the regions of `st`: the chain of region statements
+// (with the region taken in each and their positions), the reader's position in the innermost
+// block (-1: a result of that block) and its kind (0 whole use, 1 affine read, 2 computed).
 void find_paths(const ir::Stmt& st, ir::VarId v, std::vector<const ir::Stmt*> stmts,
                 std::vector<int> region, std::vector<size_t> pos,
-                std::vector<std::unique_ptr<Transposer::Level>>* /*unused*/,
                 const std::function<void(std::vector<const ir::Stmt*>, std::vector<int>,
                                          std::vector<size_t>, long, int)>& emit) {
   stmts.push_back(&st);
@@ -249,7 +251,7 @@ void find_paths(const ir::Stmt& st, ir::VarId v, std::vector<const ir::Stmt*> st
       auto ps = pos;
       ps.push_back(p);
       if (!regions_of(inner).empty()) {
-        find_paths(inner, v, stmts, reg, ps, nullptr, emit);
+        find_paths(inner, v, stmts, reg, ps, emit);
         continue;
       }
       int kind = 0;  // whole
@@ -281,7 +283,7 @@ std::optional<ir::Atom> Transposer::region_contribution(Level& lv, size_t idx, i
   if (!any) return std::nullopt;
   const ir::Stmt& s = lv.stmts[idx];
   std::vector<Path> paths;
-  find_paths(s, v, {}, {}, {0}, nullptr,
+  find_paths(s, v, {}, {}, {0},
              [&](std::vector<const ir::Stmt*> stmts, std::vector<int> region,
                  std::vector<size_t> pos, long final_pos, int kind) {
                Path p;
