@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "ad/ad_test_util.h"
 #include "ad/derive.h"
 #include "check/checker.h"
 #include "interp/interpreter.h"
@@ -14,22 +15,14 @@
 namespace cot {
 namespace {}
 ir::Program compile(const std::string& src, const ad::DeriveOptions& options) {
-  auto sm = std::make_shared<SourceManager>();
-  const uint32_t id = sm->add("test.cot", src);
-  DiagnosticSink diags;
-  ast::Module m = parse_module(*sm, id, diags);
-  auto prog = check_program(sm, nullptr, m, diags);
-  EXPECT_TRUE(prog.has_value());
-  if (!prog) return ir::Program{};
-  auto failed = ad::build_derivatives(*prog, options);
+  ir::Program prog = ad_test::compile(src, /*with_prelude=*/false);
+  auto failed = ad::build_derivatives(prog, options);
   EXPECT_FALSE(failed.has_value()) << failed->message;
-  return std::move(*prog);
+  return prog;
 }
 
 namespace {
-double rho(double x, double y) {
-  return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
-}
+using ad_test::rho;
 
 cotangent::Value vec(const std::vector<double>& xs) {
   auto v = cotangent::Value::zeros(cotangent::DType::F64, {static_cast<int64_t>(xs.size())});

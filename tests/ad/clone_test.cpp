@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ad/ad_test_util.h"
 #include "check/checker.h"
 #include "cotangent/value.h"
 #include "interp/interpreter.h"
@@ -21,10 +22,6 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "syntax/parser.h"
-
-namespace cot {
-extern const std::string_view kPreludeText;
-}
 
 namespace cot::ad {
 namespace {
@@ -36,25 +33,8 @@ using ir::VarId;
 
 constexpr double kTol = 1e-12;
 
-double rho(double x, double y) {
-  return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
-}
-
-ir::Program compile(const std::string& src) {
-  auto sm = std::make_shared<SourceManager>();
-  const uint32_t prelude_id = sm->add("<prelude>", std::string(kPreludeText));
-  const uint32_t user_id = sm->add("test.cot", src);
-  DiagnosticSink diags;
-  ast::Module prelude = parse_module(*sm, prelude_id, diags);
-  ast::Module user = parse_module(*sm, user_id, diags);
-  std::optional<ir::Program> p;
-  if (!diags.has_errors()) p = check_program(sm, &prelude, user, diags);
-  if (!p) {
-    ADD_FAILURE() << "unexpected errors:\n" << render(*sm, diags.diagnostics());
-    return ir::Program{};
-  }
-  return std::move(*p);
-}
+using ad_test::compile;
+using ad_test::rho;
 
 // The program with `f` added (or replacing the function of the same name); it must verify.
 ir::Program with(const ir::Program& p, ir::Function f) {

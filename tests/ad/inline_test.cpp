@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "ad/ad_test_util.h"
 #include "check/checker.h"
 #include "cotangent/value.h"
 #include "interp/interpreter.h"
@@ -22,10 +23,6 @@
 #include "ir/uses.h"
 #include "ir/verifier.h"
 #include "syntax/parser.h"
-
-namespace cot {
-extern const std::string_view kPreludeText;
-}
 
 namespace cot::ad {
 namespace {
@@ -35,26 +32,8 @@ using cotangent::Value;
 
 constexpr double kTol = 1e-12;
 
-double rho(double x, double y) {
-  return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
-}
-
-// Parses and checks `src` with the prelude, as cotangent::Module does.
-ir::Program compile(const std::string& src) {
-  auto sm = std::make_shared<SourceManager>();
-  const uint32_t prelude_id = sm->add("<prelude>", std::string(kPreludeText));
-  const uint32_t user_id = sm->add("test.cot", src);
-  DiagnosticSink diags;
-  ast::Module prelude = parse_module(*sm, prelude_id, diags);
-  ast::Module user = parse_module(*sm, user_id, diags);
-  std::optional<ir::Program> p;
-  if (!diags.has_errors()) p = check_program(sm, &prelude, user, diags);
-  if (!p) {
-    ADD_FAILURE() << "unexpected errors:\n" << render(*sm, diags.diagnostics());
-    return ir::Program{};
-  }
-  return std::move(*p);
-}
+using ad_test::compile;
+using ad_test::rho;
 
 // Calls `fn` for every statement of `b`, nested regions included.
 void for_each_stmt(const ir::Block& b, const std::function<void(const ir::Stmt&)>& fn) {
