@@ -26,18 +26,6 @@ SizeExpr product(const std::vector<SizeExpr>& shape) {
   return p;
 }
 
-// for i1..ik over `shape`, with the index variables passed to `body`.
-ir::VarId gen_over(ir::Builder& b, const std::vector<SizeExpr>& shape, const std::string& hint,
-                   const std::function<ir::Atom(const std::vector<ir::VarId>&)>& body) {
-  std::vector<ir::IndexVar> ivars;
-  std::vector<ir::VarId> vars;
-  for (const auto& d : shape) {
-    vars.push_back(b.index_var(hint));
-    ivars.push_back(ir::IndexVar{vars.back(), d});
-  }
-  return b.gen(std::move(ivars), [&] { return body(vars); });
-}
-
 // The basis tensor of `shape` with a one at position `at`: for j. [j == at] * 1.0.
 ir::Atom one_hot(ir::Builder& b, const std::vector<SizeExpr>& shape, Scalar elem,
                  const std::vector<ir::VarId>& at) {
@@ -51,12 +39,6 @@ ir::Atom one_hot(ir::Builder& b, const std::vector<SizeExpr>& shape, Scalar elem
       return std::vector<ir::Atom>{ir::Atom::real(1.0, elem)};
     })[0]);
   }));
-}
-
-std::vector<ir::IndexExpr> at(const std::vector<ir::VarId>& vars) {
-  std::vector<ir::IndexExpr> out;
-  for (ir::VarId v : vars) out.push_back(ir::affine_index(Affine::var(v)));
-  return out;
 }
 
 class Deriver {
@@ -220,7 +202,7 @@ class Deriver {
       return ir::Atom::of(gen_over(b, both, "o", [&](const std::vector<ir::VarId>& os) {
         std::vector<ir::VarId> swapped(os.begin() + static_cast<long>(so.size()), os.end());
         swapped.insert(swapped.end(), os.begin(), os.begin() + static_cast<long>(so.size()));
-        return ir::Atom::of(b.index(cols, at(swapped)));
+        return ir::Atom::of(b.index(cols, index_at(swapped)));
       }));
     };
     auto backward = [&]() -> ir::Atom {

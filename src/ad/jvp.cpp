@@ -28,27 +28,15 @@ std::pair<ir::Atom, ir::Atom> flat_position(ir::Builder& b,
   return {ir::Atom::of(b.prim(Prim::ToF64, {pos})), ir::Atom::of(b.prim(Prim::ToF64, {total}))};
 }
 
-std::vector<ir::IndexExpr> index_exprs(const std::vector<ir::VarId>& vars) {
-  std::vector<ir::IndexExpr> out;
-  for (ir::VarId v : vars) out.push_back(ir::affine_index(Affine::var(v)));
-  return out;
-}
-
 // Applies `scalar` elementwise over a value of shape `shape` (the atoms given are tensors of
 // that shape, or scalars when the shape is empty).
 ir::Atom elementwise(ir::Builder& b, const std::vector<SizeExpr>& shape,
                      const std::vector<ir::Atom>& operands,
                      const std::function<ir::Atom(const std::vector<ir::Atom>&)>& scalar) {
   if (shape.empty()) return scalar(operands);
-  std::vector<ir::IndexVar> ivars;
-  std::vector<ir::VarId> vars;
-  for (const auto& d : shape) {
-    vars.push_back(b.index_var("p"));
-    ivars.push_back(ir::IndexVar{vars.back(), d});
-  }
-  return ir::Atom::of(b.gen(std::move(ivars), [&] {
+  return ir::Atom::of(gen_over(b, shape, "p", [&](const std::vector<ir::VarId>& vars) {
     std::vector<ir::Atom> elems;
-    for (const auto& o : operands) elems.push_back(ir::Atom::of(b.index(o, index_exprs(vars))));
+    for (const auto& o : operands) elems.push_back(ir::Atom::of(b.index(o, index_at(vars))));
     return scalar(elems);
   }));
 }
@@ -189,21 +177,29 @@ void Jvp::prim(const ir::Stmt& s, const ir::PrimOp& op, TangentMap& tan) {
   tan[r] = Tangent::value(sum);
 }
 
-void Jvp::gen(const ir::Stmt& s, const ir::GenOp& op, TangentMap& tan) {
-  if (!active(op.body, tan)) return;
-  auto ivars = fresh_ivars(op.ivars);
-  ir::Block copy = fresh(op.body, op.ivars, ivars);
-  const Type bt = b_.type_of(op.body.results[0]);
+std::optional<ir::Block> Jvp::tangent_body(const ir::Block& body,
+                                           const std::vector<ir::IndexVar>& from,
+                                           const std::vector<ir::IndexVar>& to, TangentMap& tan) {
+  ir::Block copy = fresh(body, from, to);
+  const Type bt = b_.type_of(body.results[0]);
   bool zero = false;
-  ir::Block body = b_.region([&] {
+  ir::Block out = b_.region([&] {
     Tangent t = run(std::move(copy), tan)[0];
     zero = t.is_zero();
     return std::vector<ir::Atom>{materialize(b_, t, bt)};
   });
-  if (zero) return;
+  if (zero) return std::nullopt;
+  return out;
+}
+
+void Jvp::gen(const ir::Stmt& s, const ir::GenOp& op, TangentMap& tan) {
+  if (!active(op.body, tan)) return;
+  auto ivars = fresh_ivars(op.ivars);
+  auto body = tangent_body(op.body, op.ivars, ivars, tan);
+  if (!body) return;
   const Type rt = b_.function().type_of(s.results[0]);
   tan[s.results[0]] =
-      Tangent::value(ir::Atom::of(b_.emit(ir::GenOp{ivars, std::move(body)}, {rt}, s.span)[0]));
+      Tangent::value(ir::Atom::of(b_.emit(ir::GenOp{ivars, std::move(*body)}, {rt}, s.span)[0]));
 }
 
 void Jvp::reduce(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap& tan) {
@@ -213,17 +209,11 @@ void Jvp::reduce(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap& tan) {
     return;
   }
   auto ivars = fresh_ivars(op.ivars);
-  ir::Block copy = fresh(op.body, op.ivars, ivars);
+  auto body = tangent_body(op.body, op.ivars, ivars, tan);
+  if (!body) return;
   const Type bt = b_.type_of(op.body.results[0]);
-  bool zero = false;
-  ir::Block body = b_.region([&] {
-    Tangent t = run(std::move(copy), tan)[0];
-    zero = t.is_zero();
-    return std::vector<ir::Atom>{materialize(b_, t, bt)};
-  });
-  if (zero) return;
   tan[s.results[0]] = Tangent::value(
-      ir::Atom::of(b_.emit(ir::ReduceOp{op.kind, ivars, std::move(body)}, {bt}, s.span)[0]));
+      ir::Atom::of(b_.emit(ir::ReduceOp{op.kind, ivars, std::move(*body)}, {bt}, s.span)[0]));
 }
 
 // max/min: the tangent is the body's tangent at the first position (row-major) where the body

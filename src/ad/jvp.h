@@ -9,6 +9,7 @@
 // state is extended with the tangents (a "combined" loop), which unzip splits for reverse mode.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ class Jvp {
   ir::Block fresh(const ir::Block& region, const std::vector<ir::IndexVar>& from,
                   const std::vector<ir::IndexVar>& to);
   std::vector<ir::IndexVar> fresh_ivars(const std::vector<ir::IndexVar>& ivars);
+  // The tangent body of a gen or sum: a fresh copy of `body` (index variables `from` renamed
+  // to `to`) with its tangent code, yielding the tangent; nullopt when the tangent is zero.
+  std::optional<ir::Block> tangent_body(const ir::Block& body,
+                                        const std::vector<ir::IndexVar>& from,
+                                        const std::vector<ir::IndexVar>& to, TangentMap& tan);
 
   void stmt(const ir::Stmt& s, TangentMap& tan);
   void prim(const ir::Stmt& s, const ir::PrimOp& op, TangentMap& tan);

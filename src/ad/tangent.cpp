@@ -28,20 +28,24 @@ ir::Atom scalar_zero(Scalar s) {
   return ir::Atom::real(0.0);
 }
 
-// for i1, ..., ik. body(i1..ik) over a shape.
-ir::VarId gen_over(ir::Builder& b, const std::vector<SizeExpr>& shape,
+}  // namespace
+
+ir::VarId gen_over(ir::Builder& b, const std::vector<SizeExpr>& shape, const std::string& hint,
                    const std::function<ir::Atom(const std::vector<ir::VarId>&)>& body) {
   std::vector<ir::IndexVar> ivars;
   std::vector<ir::VarId> vars;
   for (const auto& d : shape) {
-    ir::VarId v = b.index_var("i");
-    ivars.push_back(ir::IndexVar{v, d});
-    vars.push_back(v);
+    vars.push_back(b.index_var(hint));
+    ivars.push_back(ir::IndexVar{vars.back(), d});
   }
   return b.gen(std::move(ivars), [&] { return body(vars); });
 }
 
-}  // namespace
+std::vector<ir::IndexExpr> index_at(const std::vector<ir::VarId>& vars) {
+  std::vector<ir::IndexExpr> out;
+  for (ir::VarId v : vars) out.push_back(ir::affine_index(Affine::var(v)));
+  return out;
+}
 
 ir::Atom zeros(ir::Builder& b, Type t) {
   if (t.is_tuple) {
@@ -50,7 +54,7 @@ ir::Atom zeros(ir::Builder& b, Type t) {
     return ir::Atom::of(b.tuple(std::move(elems)));
   }
   if (t.shape.empty()) return scalar_zero(t.elem);
-  return ir::Atom::of(gen_over(b, t.shape, [&](const auto&) { return scalar_zero(t.elem); }));
+  return ir::Atom::of(gen_over(b, t.shape, "i", [&](const auto&) { return scalar_zero(t.elem); }));
 }
 
 ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t) {
@@ -84,9 +88,8 @@ ir::Atom add_values(ir::Builder& b, ir::Atom x, ir::Atom y) {
     return ir::Atom::of(b.tuple(std::move(elems)));
   }
   if (t.shape.empty()) return ir::Atom::of(b.prim(Prim::Add, {x, y}));
-  return ir::Atom::of(gen_over(b, t.shape, [&](const std::vector<ir::VarId>& is) {
-    std::vector<ir::IndexExpr> idx;
-    for (ir::VarId v : is) idx.push_back(ir::affine_index(Affine::var(v)));
+  return ir::Atom::of(gen_over(b, t.shape, "i", [&](const std::vector<ir::VarId>& is) {
+    const std::vector<ir::IndexExpr> idx = index_at(is);
     ir::Atom xi = ir::Atom::of(b.index(x, idx));
     ir::Atom yi = ir::Atom::of(b.index(y, idx));
     return ir::Atom::of(b.prim(Prim::Add, {xi, yi}));

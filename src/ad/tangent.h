@@ -4,6 +4,8 @@
 // loop state, the derived function's result).
 #pragma once
 
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +33,11 @@ using TangentMap = std::unordered_map<ir::VarId, Tangent>;
 ir::Atom zeros(ir::Builder& b, Type t);
 // The tangent as a value of type t, the primal type (zeros where it is symbolically zero).
 ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t);
+// `for i1, ..., ik. body(i1..ik)` over a shape (index variables named after `hint`).
+ir::VarId gen_over(ir::Builder& b, const std::vector<SizeExpr>& shape, const std::string& hint,
+                   const std::function<ir::Atom(const std::vector<ir::VarId>&)>& body);
+// The affine indices `[v1, ..., vk]`.
+std::vector<ir::IndexExpr> index_at(const std::vector<ir::VarId>& vars);
 // The sum of two values of one type (elementwise for tensors, per element for tuples).
 ir::Atom add_values(ir::Builder& b, ir::Atom x, ir::Atom y);
 

@@ -44,12 +44,6 @@ bool is_literal(const ir::Atom& a, double x) {
   return !a.is_var && is_real(a.lit.type) && a.lit.real == x;
 }
 
-std::vector<ir::IndexExpr> affine_indices(const std::vector<ir::VarId>& vars) {
-  std::vector<ir::IndexExpr> out;
-  for (ir::VarId v : vars) out.push_back(ir::affine_index(Affine::var(v)));
-  return out;
-}
-
 }  // namespace
 
 std::unique_ptr<Transposer::Level> Transposer::open(
@@ -223,8 +217,7 @@ std::optional<ir::Atom> Transposer::index_contribution(const ir::Stmt& s, ir::Va
     }
     std::vector<ir::VarId> rest(js.begin() + static_cast<long>(op.indices.size()), js.end());
     return ir::Atom::of(b_.guard(Pred::conj(std::move(eqs)), [&] {
-      return std::vector<ir::Atom>{rest.empty() ? ct
-                                                : ir::Atom::of(b_.index(ct, affine_indices(rest)))};
+      return std::vector<ir::Atom>{rest.empty() ? ct : ir::Atom::of(b_.index(ct, index_at(rest)))};
     })[0]);
   }));
 }
@@ -520,13 +513,13 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
         const ir::Atom value = *c;
         c = ir::Atom::of(b_.guard(Pred::conj(std::move(here)), [&] {
           return std::vector<ir::Atom>{
-              rest.empty() ? value : ir::Atom::of(b_.index(value, affine_indices(rest)))};
+              rest.empty() ? value : ir::Atom::of(b_.index(value, index_at(rest)))};
         })[0]);
         return *c;
       }
     }
     if (!c) return zero();
-    return rest.empty() ? *c : ir::Atom::of(b_.index(*c, affine_indices(rest)));
+    return rest.empty() ? *c : ir::Atom::of(b_.index(*c, index_at(rest)));
   };
   descend = [&](size_t k, const ir::Stmt& st,
                 std::vector<std::optional<ir::Atom>> st_cts) -> ir::Atom {
