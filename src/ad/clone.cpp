@@ -62,6 +62,11 @@ class Cloner {
   VarId fresh(VarId v) {
     if (!valid(v))
       bug("the block binds variable id " + std::to_string(v) + ", not in " + from_.name);
+    // A variable that holds a dynamic size (a saving loop's count, or the count of a linear
+    // loop bound by other code) gets a fresh dynamic size variable too.
+    for (const auto& sv : from_.size_vars) {
+      if (sv.param == -1 && sv.var == v) return fresh_dynamic_size(v, sv.name);
+    }
     // Copied before the variable table of `to` (possibly the same table) grows.
     std::string name = from_.vars[static_cast<size_t>(v)].name;
     Type t = type(from_.vars[static_cast<size_t>(v)].type);
@@ -314,22 +319,18 @@ class Cloner {
     // types name the fresh T.
     std::vector<VarId> results;
     for (size_t k = 0; k < n; ++k) results.push_back(fresh(s.results[k]));
-    results.push_back(fresh_count(s.results[n]));
+    results.push_back(fresh(s.results[n]));
     for (size_t k = n + 1; k < s.results.size(); ++k) results.push_back(fresh(s.results[k]));
     out.stmts.push_back(Stmt{std::move(results), std::move(op), s.span});
   }
 
-  // The copy of a saving loop's iteration count, registered as a fresh dynamic size variable.
-  VarId fresh_count(VarId t) {
-    std::optional<std::string> old;
-    for (const auto& sv : from_.size_vars) {
-      if (sv.param == -1 && sv.var == t) old = sv.name;
-    }
-    if (!old) return fresh(t);  // no dynamic size names it
-    std::string name = fresh_size_name(to_, *old);
+  // The copy of variable t of `from`, the value of its dynamic size variable `old`, registered
+  // as a fresh dynamic size variable of `to` that the copied types name.
+  VarId fresh_dynamic_size(VarId t, const std::string& old) {
+    std::string name = fresh_size_name(to_, old);
     VarId c = to_.new_var(name, Type::scalar(Scalar::I64));
     bind(t, Atom::of(c));
-    map_.sizes[*old] = SizeExpr::var(name);
+    map_.sizes[old] = SizeExpr::var(name);
     to_.size_vars.push_back(ir::SizeVar{name, c, -1, {}, 0});
     return c;
   }

@@ -515,7 +515,6 @@ class FunctionVerifier {
             " of the saving loop is not the variable of a dynamic size variable of " + f_.name);
       return;
     }
-    if (valid(t)) counts_bound_.insert(t);
     for (size_t k = 0; k < n; ++k) {
       if (!state[k]) continue;
       if (state[k]->is_tuple) {
@@ -540,11 +539,14 @@ class FunctionVerifier {
     }
   }
 
-  // Every dynamic size variable is the iteration count of a saving loop of the body.
+  // Every dynamic size variable is bound by a statement of the body: the iteration count of a
+  // saving loop, or an i64 computed from such counts (the count of the linear loop of a
+  // reverse-over-reverse split). Where it is used, it must be in scope (check_size).
   void check_dynamic_sizes_bound() {
     for (const auto& sv : f_.size_vars) {
-      if (sv.param == -1 && valid(sv.var) && !counts_bound_.count(sv.var)) {
-        error("dynamic size variable " + sv.name + " is not the iteration count of a saving loop");
+      const bool is_param = std::find(f_.params.begin(), f_.params.end(), sv.var) != f_.params.end();
+      if (sv.param == -1 && valid(sv.var) && (!bound_[static_cast<size_t>(sv.var)] || is_param)) {
+        error("dynamic size variable " + sv.name + " is not bound by any statement");
       }
     }
   }
@@ -676,7 +678,6 @@ class FunctionVerifier {
   std::vector<VarId> scope_;   // the visible variables, innermost last
   std::set<std::string> size_names_;
   std::map<std::string, VarId> dynamic_;  // dynamic size variables by name
-  std::set<VarId> counts_bound_;          // iteration counts bound by saving loops
   bool defer_dynamic_ = false;            // dynamic sizes' scopes are checked later
   const Stmt* stmt_ = nullptr;            // the statement being checked, for messages
   std::vector<VerifyError> errors_;
