@@ -209,7 +209,15 @@ class Deriver {
       auto row = [&](const std::vector<ir::VarId>& os) {
         std::vector<ir::Atom> xs = args;
         xs.push_back(one_hot(b, so, rt.elem, os));
-        return ir::Atom::of(b.call(vn, xs, at_type));
+        ir::Atom r = ir::Atom::of(b.call(vn, xs, at_type));
+        if (at_type.elem == rt.elem) return r;
+        // A row is in a's real type (f32 for widen(x: f32) -> f64); the jacobian is in the
+        // result's, as the forward branch builds it.
+        const Prim convert = rt.elem == Scalar::F32 ? Prim::ToF32 : Prim::ToF64;
+        if (sa.empty()) return ir::Atom::of(b.prim(convert, {r}));
+        return ir::Atom::of(gen_over(b, sa, "i", [&](const std::vector<ir::VarId>& is) {
+          return ir::Atom::of(b.prim(convert, {ir::Atom::of(b.index(r, index_at(is)))}));
+        }));
       };
       if (so.empty()) return row({});
       return ir::Atom::of(gen_over(b, so, "o", row));
