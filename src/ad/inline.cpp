@@ -38,9 +38,10 @@ bool has_body(const ir::Function& f) {
 
 class Inliner {
  public:
-  Inliner(const ir::Program& program, ir::Function& to)
+  Inliner(const ir::Program& program, ir::Function& to, bool keep_unbuilt)
       : program_(program),
         to_(to),
+        keep_unbuilt_(keep_unbuilt),
         hook_([this](const Stmt& call, const std::vector<Atom>& args, Block& out) {
           return inline_call(call, args, out);
         }) {}
@@ -58,7 +59,10 @@ class Inliner {
     const auto& call = std::get<ir::CallOp>(s.op);
     const ir::Function* g = program_.find(call.callee);
     if (g == nullptr) bug(call.callee + " is not in the program");
-    if (!has_body(*g)) bug(call.callee + " has no body (a derived function not built yet)");
+    if (!has_body(*g)) {
+      if (keep_unbuilt_) return std::nullopt;
+      bug(call.callee + " has no body (a derived function not built yet)");
+    }
     if (std::find(stack_.begin(), stack_.end(), g->name) != stack_.end()) {
       bug(call.callee + " calls itself");
     }
@@ -102,13 +106,15 @@ class Inliner {
 
   const ir::Program& program_;
   ir::Function& to_;
+  bool keep_unbuilt_;
   CallHook hook_;
   std::vector<std::string> stack_;  // the functions being inlined, outermost first
 };
 
 }  // namespace
 
-ir::Function inline_calls(const ir::Program& program, const std::string& name) {
+ir::Function inline_calls(const ir::Program& program, const std::string& name,
+                          bool keep_unbuilt) {
   const ir::Function* f = program.find(name);
   if (f == nullptr) bug(name + " is not in the program");
   if (!has_body(*f)) bug(name + " has no body (a derived function not built yet)");
@@ -132,7 +138,7 @@ ir::Function inline_calls(const ir::Program& program, const std::string& name) {
     to.size_vars.push_back(ir::SizeVar{sv.name, c, sv.param, sv.path, sv.dim});
     map.atoms[sv.var] = Atom::of(c);
   }
-  Inliner inliner(program, to);
+  Inliner inliner(program, to, keep_unbuilt);
   to.body = inliner.run(*f, map);
   return to;
 }

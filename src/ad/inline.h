@@ -21,6 +21,9 @@ namespace cot::ad {
 // the SizeOp statements that bind a callee's size variables carry the call's span. A callee
 // whose size variable is not read as a value gets no SizeOp for it. Throws std::logic_error
 // when `name` or a callee is not in the program, or the calls are recursive.
-ir::Function inline_calls(const ir::Program& program, const std::string& name);
+// With `keep_unbuilt`, a call of a derived function whose body is not built yet stays a call
+// (the optimizer inlines the primal before AD builds the derivatives it calls).
+ir::Function inline_calls(const ir::Program& program, const std::string& name,
+                          bool keep_unbuilt = false);
 
 }  // namespace cot::ad
