@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,6 +52,24 @@ struct EvalOptions {
   int64_t max_while_iterations = 100'000'000;
 };
 
+// How a module is compiled when it loads.
+struct LoadOptions {
+  // The optimizer's level (docs/design.md, "The optimizer"): 0 runs the program as the checker
+  // and AD build it (the reference semantics), 1 runs local clean-ups, 2 the whole pipeline.
+  // The primal is optimized before it is differentiated and every derivative after. -1 means
+  // the default: 2, or the value of the environment variable COTANGENT_OPT when it is set (the
+  // test suite runs once per level that way).
+  int opt_level = -1;
+  // When `dump` is set, it is called after every run of the optimizer pass named `dump_after`
+  // ("all": after every pass) with the pass, the function and its text as source.
+  std::string dump_after;
+  std::function<void(const std::string& pass, const std::string& function, const std::string& text)>
+      dump;
+};
+
+// The names of the optimizer's passes, in pipeline order (for --dump-after).
+std::vector<std::string> optimizer_pass_names();
+
 // The derivative operators of language.md §8.
 enum class DerivativeKind { Grad, ValueAndGrad, Jvp, Vjp, Jacobian, Hessian };
 
@@ -68,8 +87,11 @@ struct ValueAndGrad {
 class Module {
  public:
   // Parses and checks `source` (named `name` in messages) together with the prelude.
-  static Result<Module> from_string(std::string_view source, std::string name = "<string>");
-  static Result<Module> from_file(const std::string& path);
+  static Result<Module> from_string(std::string_view source, std::string name = "<string>",
+                                    const LoadOptions& options = {});
+  static Result<Module> from_file(const std::string& path, const LoadOptions& options = {});
+  // The optimization level the module was compiled at (LoadOptions::opt_level, resolved).
+  int opt_level() const;
 
   // The functions a user defined (and, when asked, the prelude's), in definition order.
   std::vector<std::string> function_names(bool include_prelude = false) const;
@@ -97,6 +119,14 @@ class Module {
   // errors print_derivative and value_and_grad would report for it; differentiates nothing.
   Result<std::vector<std::string>> derivative_parameters(
       const std::string& fn, DerivativeKind kind, const std::vector<std::string>& wrt = {}) const;
+  // Evaluates the derived function `kind(fn, wrt...)` on `args`, the arguments of `fn`, and
+  // counts its operations as the compiler runs it (after the optimizer). Kinds whose derived
+  // function takes more than fn's arguments (jvp, vjp) are an error: cost a function that
+  // calls them instead.
+  Result<CostReport> derivative_cost(const std::string& fn, DerivativeKind kind,
+                                     const std::vector<Value>& args,
+                                     const std::vector<std::string>& wrt = {},
+                                     const EvalOptions& options = {}) const;
   // Evaluates `fn` and its gradient with respect to the parameters named in `wrt` (empty:
   // every parameter of real type). `fn` must return a real scalar.
   Result<ValueAndGrad> value_and_grad(const std::string& fn, const std::vector<Value>& args,
@@ -107,7 +137,7 @@ class Module {
 
  private:
   explicit Module(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
-  static Result<Module> load(std::string_view source, std::string name);
+  static Result<Module> load(std::string_view source, std::string name, const LoadOptions& options);
   Result<Value> run(const std::string& fn, const std::vector<Value>& args,
                     const EvalOptions& options, CostReport* report) const;
   std::shared_ptr<const Impl> impl_;

@@ -1,7 +1,10 @@
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <variant>
 
 #include "ad/derive.h"
 #include "check/checker.h"
@@ -9,6 +12,7 @@
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
+#include "opt/pipeline.h"
 #include "syntax/parser.h"
 
 namespace cot {
@@ -20,6 +24,7 @@ namespace cotangent {
 struct Module::Impl {
   std::shared_ptr<cot::SourceManager> sources;
   cot::ir::Program program;
+  LoadOptions options;  // opt_level resolved
 };
 
 namespace {
@@ -116,13 +121,73 @@ Error derive_error(const std::string& file, const cot::ad::DeriveError& failed) 
   return e;
 }
 
-}  // namespace
-
-Result<Module> Module::from_string(std::string_view source, std::string name) {
-  return guarded<Module>([&]() -> Result<Module> { return load(source, std::move(name)); });
+// The optimization level to use: the requested one, or COTANGENT_OPT, or the highest.
+std::variant<int, Error> resolve_opt_level(int requested) {
+  if (requested >= 0) return std::min(requested, cot::opt::kMaxLevel);
+  const char* env = std::getenv("COTANGENT_OPT");
+  if (env == nullptr || *env == '\0') return cot::opt::kMaxLevel;
+  const std::string v = env;
+  if (v.size() == 1 && v[0] >= '0' && v[0] - '0' <= cot::opt::kMaxLevel) return v[0] - '0';
+  Error e;
+  e.message = "the environment variable COTANGENT_OPT is `" + v + "`";
+  e.help = "set it to 0, 1 or 2 (the optimization level), or unset it";
+  e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
+  return e;
 }
 
-Result<Module> Module::load(std::string_view source, std::string name) {
+// Runs the optimizer on the functions `select` accepts. A pass that breaks the IR is a bug of
+// the compiler, reported as such with the pass's name.
+std::optional<Error> optimize(cot::ir::Program& program, const LoadOptions& options,
+                              const std::function<bool(const cot::ir::Function&)>& select) {
+  cot::opt::PipelineOptions po;
+  po.level = options.opt_level;
+  po.dump_after = options.dump_after;
+  if (options.dump) {
+    po.dump = [&](std::string_view pass, const cot::ir::Program& p, const cot::ir::Function& f) {
+      options.dump(std::string(pass), f.name, cot::ir::print_function(p, f));
+    };
+  }
+  auto r = cot::opt::optimize_program(std::move(program), po, select);
+  if (auto* failed = std::get_if<cot::opt::PipelineError>(&r)) {
+    Error e;
+    e.message = "internal compiler error in the optimizer pass `" + failed->pass + "` on " +
+                failed->function + ": " + failed->message;
+    e.help = "please report this with the program; --opt=0 runs it unoptimized";
+    e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
+    return e;
+  }
+  program = std::move(std::get<cot::ir::Program>(r));
+  return std::nullopt;
+}
+
+bool is_user_function(const cot::ir::Function& f) {
+  return !f.from_prelude;
+}
+
+}  // namespace
+
+std::vector<std::string> optimizer_pass_names() {
+  std::vector<std::string> names;
+  for (const auto& p : cot::opt::pipeline_passes()) names.emplace_back(p.name);
+  return names;
+}
+
+Result<Module> Module::from_string(std::string_view source, std::string name,
+                                   const LoadOptions& options) {
+  return guarded<Module>(
+      [&]() -> Result<Module> { return load(source, std::move(name), options); });
+}
+
+int Module::opt_level() const {
+  return impl_->options.opt_level;
+}
+
+Result<Module> Module::load(std::string_view source, std::string name,
+                            const LoadOptions& requested) {
+  LoadOptions options = requested;
+  auto level = resolve_opt_level(options.opt_level);
+  if (auto* e = std::get_if<Error>(&level)) return *e;
+  options.opt_level = std::get<int>(level);
   auto sm = std::make_shared<cot::SourceManager>();
   const uint32_t prelude_id = sm->add("<prelude>", std::string(cot::kPreludeText));
   const uint32_t user_id = sm->add(std::move(name), std::string(source));
@@ -132,16 +197,25 @@ Result<Module> Module::load(std::string_view source, std::string name) {
   if (diags.has_errors()) return to_errors(*sm, diags.take());
   auto program = cot::check_program(sm, &prelude, user, diags);
   if (!program) return to_errors(*sm, diags.take());
+  // The primal is optimized before it is differentiated (derived functions have no body yet,
+  // so calls of them stay), and the derivatives after, with the functions that call them.
+  if (auto e = optimize(*program, options, [](const cot::ir::Function& f) {
+        return is_user_function(f) && !f.derivation;
+      })) {
+    return *e;
+  }
   if (auto failed = cot::ad::build_derivatives(*program)) {
     return derive_error(sm->file(user_id).name, *failed);
   }
+  if (auto e = optimize(*program, options, is_user_function)) return *e;
   auto impl = std::make_shared<Impl>();
   impl->sources = sm;
   impl->program = std::move(*program);
+  impl->options = std::move(options);
   return Module(std::move(impl));
 }
 
-Result<Module> Module::from_file(const std::string& path) {
+Result<Module> Module::from_file(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(path, ec);
   std::ifstream in(path, std::ios::binary);
@@ -155,7 +229,7 @@ Result<Module> Module::from_file(const std::string& path) {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return from_string(text.str(), path);
+  return from_string(text.str(), path, options);
 }
 
 std::vector<std::string> Module::function_names(bool include_prelude) const {
@@ -366,10 +440,18 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
     shell.derivation = cot::ir::Derivation{dk, fn, active};
     d.program.functions.push_back(std::move(shell));
   }
+  std::set<std::string> unbuilt;
+  for (const auto& g : d.program.functions) {
+    if (g.derivation && g.body.stmts.empty() && g.body.results.empty()) unbuilt.insert(g.name);
+  }
   if (auto failed = cot::ad::build_derivatives(d.program)) {
     const std::string file =
         f->span.valid() ? impl.sources->file(f->span.file).name : std::string("<module>");
     return derive_error(file, *failed);
+  }
+  if (auto e = optimize(d.program, impl.options,
+                        [&](const cot::ir::Function& g) { return unbuilt.count(g.name) > 0; })) {
+    return *e;
   }
   return d;
 }
@@ -417,6 +499,29 @@ Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::ve
       out.grad.push_back(NamedValue{names[k], names.size() == 1 ? g : g.elems().at(k)});
     }
     return out;
+  });
+}
+
+Result<CostReport> Module::derivative_cost(const std::string& fn, DerivativeKind kind,
+                                           const std::vector<Value>& args,
+                                           const std::vector<std::string>& wrt,
+                                           const EvalOptions& options) const {
+  return guarded<CostReport>([&]() -> Result<CostReport> {
+    if (kind == DerivativeKind::Jvp || kind == DerivativeKind::Vjp) {
+      Error e;
+      e.message = "the cost of a jvp or vjp needs its tangent or cotangent arguments too";
+      e.help = "define a function that calls jvp(" + fn + ") or vjp(" + fn + ") and cost it";
+      e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
+      return e;
+    }
+    auto d = derive(*impl_, fn, kind, wrt);
+    if (!d) return d.errors();
+    const cot::ir::Program& p = d.value().program;
+    if (auto e = check_arguments(*p.find(fn), args)) return *e;
+    cot::interp::CostCounts counts;
+    auto r = cot::interp::evaluate(p, d.value().name, args, &counts, interp_options(options));
+    if (auto* diag = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *diag);
+    return CostReport{counts.total(), counts.add, counts.mul, counts.call};
   });
 }
 

@@ -52,10 +52,23 @@ usage:
       {"value": V, "grad": {"A": G, "B": G}} with the numbers as run prints
       them; with --output writes it to OUT.json instead.
   cotangent cost FILE FN --input IN.json [--arg NAME=PATH.npy]...
-      Evaluate FN and print its operation counts under the cost model:
-      {"ops": N, "add": N, "mul": N, "call": N}.
+                 [--grad [A,B] | --value-and-grad [A,B] | --hessian [A]]
+      Evaluate FN as the compiler runs it (after the optimizer) and print its
+      operation counts under the cost model: {"ops": N, "add": N, "mul": N,
+      "call": N}. With --grad, --value-and-grad, --jacobian or --hessian,
+      count that derivative of FN on the same input instead.
   cotangent help | --help | -h
       Show this text.
+
+Options of check, run, grad, print and cost:
+  --opt N         the optimizer's level: 0 runs the program as written (the
+                  reference), 1 local clean-ups, 2 the whole pipeline (the
+                  default; the environment variable COTANGENT_OPT changes it).
+                  cost counts the program as it runs at that level.
+  --dump-after P  print each function to standard error after every run of
+                  the optimizer pass P (or all): inline, let-lift, pair-elim,
+                  simplify, partial-eval, gen-pushout, fuse, iverson, sink,
+                  licm, loop-normalize, cse, dce.
 
 Exit codes: 0 success, 1 an error in the program or its input, 2 wrong usage.
 )";
@@ -84,7 +97,23 @@ struct Options {
   std::vector<std::string> derivative_wrt;
   // grad --wrt.
   std::optional<std::vector<std::string>> wrt;
+  // --opt N (-1: the library's default) and --dump-after PASS.
+  int opt_level = -1;
+  std::string dump_after;
 };
+
+// Loads FILE with the optimizer options of the command line; --dump-after texts go to stderr.
+cotangent::Result<cotangent::Module> open_module(const Options& o) {
+  cotangent::LoadOptions lo;
+  lo.opt_level = o.opt_level;
+  if (!o.dump_after.empty()) {
+    lo.dump_after = o.dump_after;
+    lo.dump = [](const std::string& pass, const std::string& fn, const std::string& text) {
+      std::cerr << "# after " << pass << ": " << fn << "\n" << text;
+    };
+  }
+  return cotangent::Module::from_file(o.positional[0], lo);
+}
 
 // "a,b" -> {a, b}; nullopt when a name is empty.
 std::optional<std::vector<std::string>> split_names(const std::string& s) {
@@ -159,6 +188,21 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
         return "--max-iterations needs a non-negative integer (0: no limit)";
       }
       o.max_iterations = n;
+    } else if (is("--opt")) {
+      auto v = value("--opt");
+      if (!v || v->size() != 1 || (*v)[0] < '0' || (*v)[0] > '2') {
+        return "--opt needs a level: 0 (unoptimized), 1 (local clean-ups) or 2 (everything)";
+      }
+      o.opt_level = (*v)[0] - '0';
+    } else if (is("--dump-after")) {
+      auto v = value("--dump-after");
+      auto names = cotangent::optimizer_pass_names();
+      if (!v || (*v != "all" && std::find(names.begin(), names.end(), *v) == names.end())) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        return "--dump-after needs the name of an optimizer pass (" + list + ") or all";
+      }
+      o.dump_after = *v;
     } else if (is("--wrt")) {
       auto v = value("--wrt");
       auto names = v ? split_names(*v) : std::nullopt;
@@ -230,7 +274,7 @@ int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& mo
     return usage(std::string(cmd) + " needs FILE and FN, as in `cotangent " + cmd +
                  " model.cot f --input in.json`");
   }
-  auto m = cotangent::Module::from_file(o.positional[0]);
+  auto m = open_module(o);
   if (!m) return report(m.errors());
   auto info = m.value().function(o.positional[1]);
   if (!info) return report(info.errors());
@@ -288,14 +332,14 @@ int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& mo
 
 int cmd_check(const Options& o) {
   if (o.positional.size() != 1) return usage("check needs exactly one FILE");
-  auto m = cotangent::Module::from_file(o.positional[0]);
+  auto m = open_module(o);
   if (!m) return report(m.errors());
   return kOk;
 }
 
 int cmd_print(const Options& o) {
   if (o.positional.size() != 2) return usage("print needs FILE and FN");
-  auto m = cotangent::Module::from_file(o.positional[0]);
+  auto m = open_module(o);
   if (!m) return report(m.errors());
   auto text = o.derivative
                   ? m.value().print_derivative(o.positional[1], *o.derivative, o.derivative_wrt)
@@ -347,7 +391,9 @@ int cmd_cost(const Options& o) {
   std::optional<cotangent::Module> m;
   std::vector<cotangent::Value> args;
   if (int rc = load(o, "cost", m, args); rc != kOk) return rc;
-  auto r = m->cost(o.positional[1], args, eval_options(o));
+  auto r = o.derivative ? m->derivative_cost(o.positional[1], *o.derivative, args, o.derivative_wrt,
+                                             eval_options(o))
+                        : m->cost(o.positional[1], args, eval_options(o));
   if (!r) return report(r.errors());
   const auto& c = r.value();
   std::cout << "{\"ops\": " << c.ops << ", \"add\": " << c.add << ", \"mul\": " << c.mul
@@ -396,9 +442,9 @@ int run_command(int argc, char** argv) {
   }
   Options o;
   if (auto err = parse_options(argc, argv, o)) return usage(*err);
-  if (o.derivative && cmd != "print") {
-    return usage(o.derivative_flag + " is an option of print; `cotangent grad` evaluates " +
-                 "gradients");
+  if (o.derivative && cmd != "print" && cmd != "cost") {
+    return usage(o.derivative_flag + " is an option of print and cost; `cotangent grad` " +
+                 "evaluates gradients");
   }
   if (o.wrt && cmd != "grad") return usage("--wrt is an option of grad");
   if (cmd == "check") return cmd_check(o);

@@ -25,8 +25,11 @@ using cotangent::DType;
 using cotangent::Module;
 using cotangent::Value;
 
+// The Core IR as the checker builds it (--opt=0: these tests are about the checker).
 std::string Print(const std::string& src, const std::string& fn) {
-  auto m = Module::from_string(src, "test.cot");
+  cotangent::LoadOptions unoptimized;
+  unoptimized.opt_level = 0;
+  auto m = Module::from_string(src, "test.cot", unoptimized);
   if (!m.ok()) {
     ADD_FAILURE() << "unexpected errors:\n" << m.message();
     return "";

@@ -120,8 +120,9 @@ cot print ad.cot loss --vjp q
 expect_status 1
 expect_err_contains '`loss` has no parameter named `q`'
 
-# print FN: derived functions FN calls follow, as defs; the whole text runs again.
-cot print ad.cot hvp
+# print FN: derived functions FN calls follow, as defs; the whole text runs again. (--opt 0:
+# the optimizer inlines the derived function into hvp, and then there is nothing to follow.)
+cot print ad.cot hvp --opt 0
 expect_status 0
 expect_out_contains '  let t'
 expect_out_contains 'jvp(grad(loss, w), w)(w, X, y, v)'
@@ -134,6 +135,12 @@ expect_status 0
 expected=$out
 cot_stdin "$hvp_input" run ad.cot hvp --input -
 expect_out "$expected"
+expect_out '{"result": [[0, 2], [2, -2]]}'
+# Optimized, it is one self-contained function that computes the same.
+cot print ad.cot hvp
+expect_status 0
+printf '%s\n' "$out" >hvp2.cot
+cot_stdin "$hvp_input" run hvp2.cot hvp --input -
 expect_out '{"result": [[0, 2], [2, -2]]}'
 
 echo "ad_cli.sh: ok"

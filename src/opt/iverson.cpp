@@ -1,0 +1,649 @@
+#include "opt/iverson.h"
+
+#include <functional>
+#include <unordered_set>
+#include <utility>
+
+#include "ad/clone.h"
+#include "index/eliminate_sums.h"
+#include "index/fourier_motzkin.h"
+#include "ir/uses.h"
+#include "opt/dynamic_sizes.h"
+#include "opt/substitute.h"
+
+namespace cot::opt {
+
+using Facts = std::vector<Affine>;
+
+std::optional<Affine> extent_affine(const ir::Function& f, const SizeExpr& e) {
+  auto lin = e.as_linear();
+  if (!lin) return std::nullopt;
+  Affine a = Affine::constant(lin->constant);
+  for (const auto& [name, c] : lin->terms) {
+    ir::VarId var = -1;
+    for (const auto& sv : f.size_vars) {
+      if (sv.name == name) var = sv.var;
+    }
+    if (var < 0) return std::nullopt;
+    auto s = Affine::add(a, Affine::var(var, c));
+    if (!s) return std::nullopt;
+    a = *s;
+  }
+  return a;
+}
+
+void add_range_facts(const ir::Function& f, const std::vector<ir::IndexVar>& ivars, Facts& facts) {
+  for (const auto& iv : ivars) {
+    facts.push_back(Affine::var(iv.var));
+    if (auto ext = extent_affine(f, iv.extent)) {
+      // extent - 1 - i >= 0
+      auto a = Affine::sub(*ext, Affine::var(iv.var));
+      if (a) a = Affine::add(*a, Affine::constant(-1));
+      if (a) facts.push_back(*a);
+    }
+  }
+}
+
+namespace {
+
+void flatten_conj(const Pred& p, std::vector<Pred>& out) {
+  if (p.kind == Pred::Kind::And) {
+    for (const auto& k : p.kids) flatten_conj(k, out);
+    return;
+  }
+  out.push_back(p);
+}
+
+bool is_affine_kind(const Pred& p) {
+  return p.kind == Pred::Kind::Ge0 || p.kind == Pred::Kind::Eq0;
+}
+
+void push_affine(const Pred& p, Facts& out) {
+  if (p.kind == Pred::Kind::Ge0) {
+    out.push_back(p.expr);
+  } else if (p.kind == Pred::Kind::Eq0) {
+    out.push_back(p.expr);
+    if (auto n = Affine::scale(p.expr, -1)) out.push_back(*n);
+  }
+}
+
+bool implied(const Facts& facts, const Pred& c) {
+  if (c.kind == Pred::Kind::Ge0) return fm::implies(facts, c.expr);
+  if (c.kind == Pred::Kind::Eq0) {
+    auto n = Affine::scale(c.expr, -1);
+    return n && fm::implies(facts, c.expr) && fm::implies(facts, *n);
+  }
+  return false;
+}
+
+}  // namespace
+
+void add_pred_facts(const Pred& p, Facts& facts) {
+  std::vector<Pred> kids;
+  flatten_conj(p, kids);
+  for (const auto& k : kids) push_affine(k, facts);
+}
+
+Pred tighten_pred(const Pred& p, const Facts& facts) {
+  std::vector<Pred> kids;
+  flatten_conj(p, kids);
+  std::vector<Pred> ks;
+  for (auto& k : kids) {
+    if (k.kind == Pred::Kind::False) return Pred::falsity();
+    if (k.kind == Pred::Kind::True) continue;
+    if (k.kind == Pred::Kind::Ge0) {
+      Pred t = Pred::ge0(fm::tighten(k.expr));
+      if (t.kind == Pred::Kind::False) return Pred::falsity();
+      if (t.kind == Pred::Kind::True) continue;
+      ks.push_back(std::move(t));
+      continue;
+    }
+    if (k.kind == Pred::Kind::Eq0 && k.expr.is_constant()) {
+      if (k.expr.constant_term() != 0) return Pred::falsity();
+      continue;
+    }
+    ks.push_back(std::move(k));
+  }
+  Facts all = facts;
+  for (const auto& k : ks) push_affine(k, all);
+  if (!fm::feasible(all)) return Pred::falsity();
+  std::vector<bool> alive(ks.size(), true);
+  for (size_t k = 0; k < ks.size(); ++k) {
+    if (!is_affine_kind(ks[k])) continue;
+    Facts others = facts;
+    for (size_t j = 0; j < ks.size(); ++j) {
+      if (j != k && alive[j]) push_affine(ks[j], others);
+    }
+    if (implied(others, ks[k])) alive[k] = false;
+  }
+  std::vector<Pred> out;
+  for (size_t k = 0; k < ks.size(); ++k) {
+    if (alive[k]) out.push_back(ks[k]);
+  }
+  return Pred::conj(std::move(out));
+}
+
+namespace {
+
+ir::Atom zero_atom(ir::Function& f, ir::Block& b, const Type& t) {
+  if (t.is_tuple) {
+    std::vector<ir::Atom> elems;
+    for (const auto& e : t.elems) elems.push_back(zero_atom(f, b, e));
+    ir::VarId v = f.new_var("z", t);
+    b.stmts.push_back(ir::Stmt{{v}, ir::TupleOp{std::move(elems)}, {}});
+    return ir::Atom::of(v);
+  }
+  ir::Atom lit = t.elem == Scalar::I64    ? ir::Atom::i64(0)
+                 : t.elem == Scalar::Bool ? ir::Atom::boolean(false)
+                                          : ir::Atom::real(0.0, t.elem);
+  if (t.is_scalar()) return lit;
+  ir::GenOp g;
+  for (const auto& d : t.shape) {
+    ir::VarId iv = f.new_var("i", Type::scalar(Scalar::I64));
+    g.ivars.push_back(ir::IndexVar{iv, d});
+  }
+  g.body.results.push_back(lit);
+  ir::VarId v = f.new_var("z", t);
+  b.stmts.push_back(ir::Stmt{{v}, std::move(g), {}});
+  return ir::Atom::of(v);
+}
+
+}  // namespace
+
+ir::Block zeros_block(ir::Function& f, const std::vector<Type>& types) {
+  ir::Block b;
+  for (const auto& t : types) b.results.push_back(zero_atom(f, b, t));
+  return b;
+}
+
+bool is_trivial_block(const ir::Block& b) {
+  for (const auto& s : b.stmts) {
+    if (s.as<ir::TupleOp>()) continue;
+    const auto* g = s.as<ir::GenOp>();
+    if (g == nullptr || !g->body.stmts.empty()) return false;
+    for (const auto& r : g->body.results) {
+      if (r.is_var) return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+std::vector<Type> result_types(const ir::Function& f, const ir::Block& b) {
+  std::vector<Type> ts;
+  for (const auto& a : b.results) ts.push_back(ir::atom_type(f, a));
+  return ts;
+}
+
+// Variables bound at the top level of a block.
+std::unordered_set<ir::VarId> bound_top(const ir::Block& b) {
+  std::unordered_set<ir::VarId> out;
+  for (const auto& s : b.stmts) out.insert(s.results.begin(), s.results.end());
+  return out;
+}
+
+bool pred_reads_any(const Pred& p, const std::unordered_set<ir::VarId>& vars) {
+  std::vector<int32_t> vs;
+  p.collect_vars(vs);
+  for (int32_t v : vs) {
+    if (vars.count(v)) return true;
+  }
+  return false;
+}
+
+// The inner guard of a mergeable pair: the outer body's last statement is a guard whose
+// results are exactly the body's results, and its predicate reads nothing the body binds.
+const ir::GuardOp* mergeable_inner(const ir::Block& body) {
+  if (body.stmts.empty()) return nullptr;
+  const ir::Stmt& last = body.stmts.back();
+  const auto* g = last.as<ir::GuardOp>();
+  if (g == nullptr || last.results.size() != body.results.size()) return nullptr;
+  for (size_t k = 0; k < last.results.size(); ++k) {
+    if (!body.results[k].is_var || body.results[k].var != last.results[k]) return nullptr;
+  }
+  if (pred_reads_any(g->pred, bound_top(body))) return nullptr;
+  return g;
+}
+
+std::optional<Pred> subst_pred(const Pred& p, int32_t v, const Affine& a) {
+  switch (p.kind) {
+    case Pred::Kind::Ge0:
+    case Pred::Kind::Eq0: {
+      auto e = p.expr.substitute(v, a);
+      if (!e) return std::nullopt;
+      return p.kind == Pred::Kind::Ge0 ? Pred::ge0(*e) : Pred::eq0(*e);
+    }
+    case Pred::Kind::And:
+    case Pred::Kind::Or: {
+      std::vector<Pred> ks;
+      for (const auto& k : p.kids) {
+        auto s = subst_pred(k, v, a);
+        if (!s) return std::nullopt;
+        ks.push_back(std::move(*s));
+      }
+      return p.kind == Pred::Kind::And ? Pred::conj(std::move(ks)) : Pred::disj(std::move(ks));
+    }
+    default:
+      return p;
+  }
+}
+
+// How `sum I. { S; [p] * e }` loses the summed variables that equalities of p fix.
+struct SumPlan {
+  bool empty = false;              // the sum is a strong zero
+  std::vector<SolvedVar> solved;   // divisor 1
+  std::vector<ir::IndexVar> kept;  // still summed
+  std::vector<Pred> conditions;    // the new guard's conjunction (before tightening)
+};
+
+std::optional<SumPlan> plan_sum(const ir::Function& f, const ir::ReduceOp& r) {
+  if (r.kind != ir::ReduceKind::Sum || r.body.results.size() != 1 || r.body.stmts.empty())
+    return std::nullopt;
+  const ir::Stmt& last = r.body.stmts.back();
+  const auto* g = last.as<ir::GuardOp>();
+  if (g == nullptr || last.results.size() != 1 || !r.body.results[0].is_var ||
+      r.body.results[0].var != last.results[0])
+    return std::nullopt;
+  if (pred_reads_any(g->pred, bound_top(r.body))) return std::nullopt;
+  std::unordered_set<ir::VarId> summed_ids;
+  std::vector<SummedVar> summed;
+  for (const auto& iv : r.ivars) {
+    auto ext = extent_affine(f, iv.extent);
+    if (!ext) return std::nullopt;
+    summed.push_back(SummedVar{iv.var, *ext});
+    summed_ids.insert(iv.var);
+  }
+  std::vector<Pred> kids;
+  flatten_conj(g->pred, kids);
+  std::vector<Affine> eqs;
+  std::vector<Pred> rest;
+  bool any_unit = false;
+  for (const auto& k : kids) {
+    bool mentions = false;
+    if (k.kind == Pred::Kind::Eq0) {
+      for (const auto& [v, c] : k.expr.terms()) {
+        if (summed_ids.count(v)) {
+          mentions = true;
+          if (c == 1 || c == -1) any_unit = true;
+        }
+      }
+    }
+    if (mentions) {
+      eqs.push_back(k.expr);
+    } else {
+      rest.push_back(k);
+    }
+  }
+  if (eqs.empty() || !any_unit) return std::nullopt;
+  auto elim = eliminate_sums(summed, eqs);
+  if (!elim) return std::nullopt;
+  SumPlan plan;
+  if (elim->empty) {
+    plan.empty = true;
+    return plan;
+  }
+  if (elim->solved.empty() || !elim->divisible.empty()) return std::nullopt;
+  for (const auto& sv : elim->solved) {
+    if (sv.divisor != 1) return std::nullopt;
+  }
+  plan.solved = elim->solved;
+  for (const auto& iv : r.ivars) {
+    bool is_solved = false;
+    for (const auto& sv : elim->solved) is_solved = is_solved || sv.var == iv.var;
+    if (!is_solved) plan.kept.push_back(iv);
+  }
+  plan.conditions = elim->conditions;
+  for (const auto& p : rest) {
+    Pred q = p;
+    for (const auto& sv : plan.solved) {
+      auto s = subst_pred(q, sv.var, sv.numerator);
+      if (!s) return std::nullopt;
+      q = std::move(*s);
+    }
+    plan.conditions.push_back(std::move(q));
+  }
+  return plan;
+}
+
+// An i64 variable with the value of `a`, computed by statements appended to `out`.
+ir::Atom emit_affine(ir::Function& f, ir::Block& out, const Affine& a, Span span) {
+  const Type i64 = Type::scalar(Scalar::I64);
+  auto emit = [&](Prim p, ir::Atom x, ir::Atom y) {
+    ir::VarId v = f.new_var("k", i64);
+    out.stmts.push_back(ir::Stmt{{v}, ir::PrimOp{p, {x, y}}, span});
+    return ir::Atom::of(v);
+  };
+  ir::Atom acc = ir::Atom::i64(a.constant_term());
+  bool first = a.constant_term() == 0;
+  for (const auto& [v, c] : a.terms()) {
+    if (first && c == -1) {
+      ir::VarId n = f.new_var("k", i64);
+      out.stmts.push_back(ir::Stmt{{n}, ir::PrimOp{Prim::Neg, {ir::Atom::of(v)}}, span});
+      acc = ir::Atom::of(n);
+      first = false;
+      continue;
+    }
+    if (!first && (c == -1 || c == 1)) {
+      acc = emit(c == 1 ? Prim::Add : Prim::Sub, acc, ir::Atom::of(v));
+      continue;
+    }
+    ir::Atom term = c == 1 ? ir::Atom::of(v) : emit(Prim::Mul, ir::Atom::i64(c), ir::Atom::of(v));
+    acc = first ? term : emit(Prim::Add, acc, term);
+    first = false;
+  }
+  return acc;
+}
+
+bool uses_var(const ir::Block& b, ir::VarId v) {
+  bool found = false;
+  ir::for_each_use(b, [&](ir::VarId u) { found = found || u == v; });
+  return found;
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(ir::Function& f) : f_(f) {}
+
+  bool run() {
+    changed_ = false;
+    Facts facts;
+    for (const auto& sv : f_.size_vars) facts.push_back(Affine::var(sv.var));
+    block(f_.body, facts);
+    return changed_;
+  }
+
+ private:
+  void block(ir::Block& b, const Facts& facts) {
+    std::vector<ir::Stmt> out;
+    out.reserve(b.stmts.size());
+    Substitution subst;
+    for (auto& s : b.stmts) {
+      nested(s, facts);
+      local(std::move(s), facts, out, subst);
+    }
+    b.stmts = std::move(out);
+    if (!subst.empty()) substitute_uses(b, subst);
+  }
+
+  void nested(ir::Stmt& s, const Facts& facts) {
+    std::visit(
+        [&](auto& op) {
+          using T = std::decay_t<decltype(op)>;
+          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                        std::is_same_v<T, ir::AccumOp>) {
+            Facts inner = facts;
+            add_range_facts(f_, op.ivars, inner);
+            block(op.body, inner);
+          } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
+            Facts inner = facts;
+            add_pred_facts(op.pred, inner);
+            block(op.body, inner);
+          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+            block(op.cond, facts);
+            Facts inner = facts;
+            if (!op.is_while && op.iter >= 0) {
+              inner.push_back(Affine::var(op.iter));
+              std::optional<Affine> last;
+              if (op.count.is_var) {
+                last = Affine::sub(Affine::var(op.count.var), Affine::var(op.iter));
+              } else if (op.count.lit.type == Scalar::I64) {
+                last = Affine::sub(Affine::constant(op.count.lit.integer), Affine::var(op.iter));
+              }
+              if (last) last = Affine::add(*last, Affine::constant(-1));
+              if (last) inner.push_back(*last);
+            }
+            block(op.body, inner);
+          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+            block(op.then_branch, facts);
+            block(op.else_branch, facts);
+          }
+        },
+        s.op);
+  }
+
+  static ir::Atom resolve(const Substitution& subst, ir::Atom a) {
+    if (a.is_var) {
+      auto it = subst.find(a.var);
+      if (it != subst.end()) return it->second;
+    }
+    return a;
+  }
+
+  // Makes `s` a strong zero: a False guard with a trivial body binding its results.
+  ir::Stmt strong_zero(const ir::Stmt& s) {
+    std::vector<Type> types;
+    for (ir::VarId v : s.results) types.push_back(f_.type_of(v));
+    return ir::Stmt{s.results, ir::GuardOp{Pred::falsity(), zeros_block(f_, types)}, s.span};
+  }
+
+  void local(ir::Stmt s, const Facts& facts, std::vector<ir::Stmt>& out, Substitution& subst) {
+    if (s.as<ir::GuardOp>() != nullptr) {
+      guard(std::move(s), facts, out, subst);
+      return;
+    }
+    if (auto* r = s.as<ir::ReduceOp>()) {
+      if (r->kind == ir::ReduceKind::Sum) {
+        if (empty_range(r->ivars) || yields_strong_zero(r->body)) {
+          changed_ = true;
+          ir::Stmt z = strong_zero(s);
+          out.push_back(std::move(z));
+          return;
+        }
+        if (auto plan = plan_sum(f_, *r)) {
+          changed_ = true;
+          if (plan->empty) {
+            out.push_back(strong_zero(s));
+            return;
+          }
+          ir::Stmt n = eliminate(std::move(s), *plan, facts);
+          if (n.as<ir::GuardOp>()) {
+            guard(std::move(n), facts, out, subst);
+          } else {
+            out.push_back(std::move(n));
+          }
+          return;
+        }
+      }
+      out.push_back(std::move(s));
+      return;
+    }
+    if (auto* g = s.as<ir::GenOp>()) {
+      if (empty_range(g->ivars) && !is_trivial_block(g->body)) {
+        changed_ = true;
+        g->body = zeros_block(f_, result_types(f_, g->body));
+      }
+    } else if (auto* a = s.as<ir::AccumOp>()) {
+      if (empty_range(a->ivars) && !is_trivial_block(a->body)) {
+        changed_ = true;
+        a->body = zeros_block(f_, result_types(f_, a->body));
+      }
+    }
+    out.push_back(std::move(s));
+  }
+
+  static bool empty_range(const std::vector<ir::IndexVar>& ivars) {
+    for (const auto& iv : ivars) {
+      auto c = iv.extent.as_constant();
+      if (c && *c <= 0) return true;
+    }
+    return false;
+  }
+
+  // The body's single result is bound by a False guard at its top level.
+  static bool yields_strong_zero(const ir::Block& b) {
+    if (b.results.size() != 1 || !b.results[0].is_var) return false;
+    for (const auto& s : b.stmts) {
+      const auto* g = s.as<ir::GuardOp>();
+      if (g == nullptr || g->pred.kind != Pred::Kind::False) continue;
+      for (ir::VarId v : s.results) {
+        if (v == b.results[0].var) return true;
+      }
+    }
+    return false;
+  }
+
+  void guard(ir::Stmt s, const Facts& facts, std::vector<ir::Stmt>& out, Substitution& subst) {
+    auto* g = s.as<ir::GuardOp>();
+    while (true) {
+      Pred p = tighten_pred(g->pred, facts);
+      if (p != g->pred) {
+        changed_ = true;
+        g->pred = std::move(p);
+      }
+      if (g->pred.kind == Pred::Kind::False) {
+        if (!is_trivial_block(g->body)) {
+          changed_ = true;
+          g->body = zeros_block(f_, result_types(f_, g->body));
+        }
+        out.push_back(std::move(s));
+        return;
+      }
+      if (g->pred.kind == Pred::Kind::True) {
+        changed_ = true;
+        for (auto& st : g->body.stmts) out.push_back(std::move(st));
+        for (size_t k = 0; k < s.results.size(); ++k) {
+          subst[s.results[k]] = resolve(subst, g->body.results[k]);
+        }
+        return;
+      }
+      const ir::GuardOp* inner = mergeable_inner(g->body);
+      if (inner == nullptr) break;
+      changed_ = true;
+      ir::Stmt in = std::move(g->body.stmts.back());
+      g->body.stmts.pop_back();
+      auto* ig = in.as<ir::GuardOp>();
+      g->pred = Pred::conj({g->pred, ig->pred});
+      for (auto& st : ig->body.stmts) g->body.stmts.push_back(std::move(st));
+      g->body.results = std::move(ig->body.results);
+    }
+    out.push_back(std::move(s));
+  }
+
+  // sum I. { S; [p] * { B } }  ->  [conditions] * { S; B }[solved := values], under the sum of
+  // the kept variables when there are any.
+  ir::Stmt eliminate(ir::Stmt s, const SumPlan& plan, const Facts& facts) {
+    auto& r = *s.as<ir::ReduceOp>();
+    ir::Stmt last = std::move(r.body.stmts.back());
+    r.body.stmts.pop_back();
+    auto& g = *last.as<ir::GuardOp>();
+    ir::Block merged;
+    merged.stmts = std::move(r.body.stmts);
+    for (auto& st : g.body.stmts) merged.stmts.push_back(std::move(st));
+    merged.results = std::move(g.body.results);
+
+    ad::CloneMap map;
+    ir::Block prefix;
+    std::vector<ir::VarId> computed;
+    for (const auto& sv : plan.solved) {
+      map.affine[sv.var] = sv.numerator;
+      const Affine& a = sv.numerator;
+      if (a.is_constant()) {
+        map.atoms[sv.var] = ir::Atom::i64(a.constant_term());
+      } else if (a.constant_term() == 0 && a.terms().size() == 1 && a.terms()[0].second == 1) {
+        map.atoms[sv.var] = ir::Atom::of(a.terms()[0].first);
+      } else {
+        ir::Atom v = emit_affine(f_, prefix, a, last.span);
+        map.atoms[sv.var] = v;
+        if (v.is_var) computed.push_back(v.var);
+      }
+    }
+    ir::Block cloned = ad::clone_block(f_, merged, f_, map);
+    bool needed = false;
+    for (ir::VarId v : computed) needed = needed || uses_var(cloned, v);
+    ir::Block body;
+    if (needed) body.stmts = std::move(prefix.stmts);
+    for (auto& st : cloned.stmts) body.stmts.push_back(std::move(st));
+    body.results = std::move(cloned.results);
+
+    Facts inner = facts;
+    add_range_facts(f_, plan.kept, inner);
+    Pred pred = tighten_pred(Pred::conj(plan.conditions), inner);
+    if (plan.kept.empty()) {
+      return ir::Stmt{s.results, ir::GuardOp{std::move(pred), std::move(body)}, last.span};
+    }
+    const ir::VarId gv =
+        f_.new_var(f_.vars[static_cast<size_t>(last.results[0])].name, f_.type_of(s.results[0]));
+    ir::ReduceOp nr;
+    nr.kind = ir::ReduceKind::Sum;
+    nr.ivars = plan.kept;
+    nr.body.stmts.push_back(
+        ir::Stmt{{gv}, ir::GuardOp{std::move(pred), std::move(body)}, last.span});
+    nr.body.results.push_back(ir::Atom::of(gv));
+    return ir::Stmt{s.results, std::move(nr), s.span};
+  }
+
+  ir::Function& f_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+ir::Function simplify_brackets(const ir::Program&, const ir::Function& f) {
+  ir::Function g = f;
+  Rewriter rw(g);
+  for (int round = 0; round < 16; ++round) {
+    if (!rw.run()) break;
+  }
+  prune_dynamic_sizes(g);
+  return g;
+}
+
+namespace {
+
+std::optional<std::string> check_block(const ir::Function& f, const ir::Block& b) {
+  for (const auto& s : b.stmts) {
+    std::optional<std::string> broken;
+    std::visit(
+        [&](const auto& op) {
+          using T = std::decay_t<decltype(op)>;
+          if constexpr (std::is_same_v<T, ir::GuardOp>) {
+            if (op.pred.kind == Pred::Kind::True) {
+              broken = "a guard with the predicate true is left";
+            } else if (op.pred.kind == Pred::Kind::False && !is_trivial_block(op.body)) {
+              broken = "a false guard keeps a body that does work";
+            } else if (mergeable_inner(op.body) != nullptr) {
+              broken = "directly nested guards are left unmerged";
+            }
+          } else if constexpr (std::is_same_v<T, ir::ReduceOp>) {
+            if (op.kind == ir::ReduceKind::Sum) {
+              for (const auto& iv : op.ivars) {
+                auto c = iv.extent.as_constant();
+                if (c && *c <= 0) broken = "a sum over an empty range is left";
+              }
+              if (!broken && plan_sum(f, op)) {
+                broken = "a sum whose guard fixes a summed variable by an equality is left";
+              }
+            }
+          }
+        },
+        s.op);
+    if (broken) return broken;
+    std::optional<std::string> inner;
+    std::visit(
+        [&](const auto& op) {
+          using T = std::decay_t<decltype(op)>;
+          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                        std::is_same_v<T, ir::AccumOp> || std::is_same_v<T, ir::GuardOp>) {
+            inner = check_block(f, op.body);
+          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+            inner = check_block(f, op.cond);
+            if (!inner) inner = check_block(f, op.body);
+          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+            inner = check_block(f, op.then_branch);
+            if (!inner) inner = check_block(f, op.else_branch);
+          }
+        },
+        s.op);
+    if (inner) return inner;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> iverson_postcondition(const ir::Program&, const ir::Function& f) {
+  return check_block(f, f.body);
+}
+
+}  // namespace cot::opt

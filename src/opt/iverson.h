@@ -1,0 +1,62 @@
+// Iverson-bracket simplification (pass "iverson"; papers/000 §4.3 rule 5.24 and the cost
+// discussion of §3 in briefs/000). Guards are rewritten under what is known where they stand:
+// the ranges 0 <= i < extent of the enclosing index variables (gen, reduce, accum), the
+// counters of enclosing for-loops, and the affine constraints of the enclosing guards.
+//
+//   merge      [p] * { S; [q] * e }  ->  [p && q] * { S; e }   (the outer body yields exactly
+//              the inner guard's results and q reads nothing S binds)            (5.24)
+//   tighten    constraints of a predicate implied by the facts and the other constraints are
+//              dropped (Fourier–Motzkin), `e >= 0` is divided by the gcd of its coefficients,
+//              and a predicate that is infeasible under the facts becomes False
+//   True       [true] * { S; e }  ->  S; e   (the body is inlined where the guard stood)
+//   False      [false] * { ... } keeps binding strong zeros but its body becomes trivial
+//              (literal zeros, or generators of them for tensors)
+//   sum/eq     sum I. { S; [p && k == a && rest] * e }  ->  [0 <= a < n_k && rest] * {S; e}[k := a]
+//              for every summed k that an equality of p fixes with a unit coefficient (the
+//              general elimination is eliminate_sums; solutions that need a division are left);
+//              the reduce keeps the summed variables that are not solved
+//   empty      a sum over an empty constant range, or of a strong zero, is a strong zero (a
+//              False guard); gen and accum over an empty constant range get a trivial body
+//
+// max/min reductions are left as they are. Every rewrite keeps values, strong zeros and the
+// interpreter's cost model: the eliminated sum has at most one live term, which costs nothing
+// to add, and work moved under a guard only runs where it ran before.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "index/affine.h"
+#include "index/predicate.h"
+#include "ir/ir.h"
+
+namespace cot::opt {
+
+ir::Function simplify_brackets(const ir::Program& program, const ir::Function& f);
+// No guard with a constant predicate except False-guards with trivial bodies, no directly nested
+// mergeable guards, no sum whose guard fixes a summed variable by a unit-coefficient equality,
+// no sum over an empty constant range.
+std::optional<std::string> iverson_postcondition(const ir::Program& program, const ir::Function& f);
+
+// --- helpers shared with the other passes of this family (partial_eval) --------------------
+
+// A size expression as an affine expression over the size variables' i64 variables; nullopt
+// when it is not linear or names an unknown size.
+std::optional<Affine> extent_affine(const ir::Function& f, const SizeExpr& e);
+// Appends the facts `e >= 0` that hold inside a region binding `ivars`: 0 <= i <= extent - 1
+// (for extents that are affine).
+void add_range_facts(const ir::Function& f, const std::vector<ir::IndexVar>& ivars,
+                     std::vector<Affine>& facts);
+// Appends the affine constraints of the top-level conjunction of `p` (Eq0 as two facts).
+void add_pred_facts(const Pred& p, std::vector<Affine>& facts);
+// `p` simplified under `facts` (each `e >= 0`): implied affine conjuncts dropped, False when
+// infeasible; atoms and disjunctions kept as they are.
+Pred tighten_pred(const Pred& p, const std::vector<Affine>& facts);
+// A block that yields zeros of the given types without doing any work: literals for scalars,
+// generators of a literal for tensors, tuples of those.
+ir::Block zeros_block(ir::Function& f, const std::vector<Type>& types);
+// Whether a block does no work: only generators yielding a literal and tuples.
+bool is_trivial_block(const ir::Block& b);
+
+}  // namespace cot::opt

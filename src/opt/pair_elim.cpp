@@ -1,0 +1,154 @@
+#include "opt/pair_elim.h"
+
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "ir/printer.h"
+#include "opt/alpha_equal.h"
+#include "opt/substitute.h"
+
+namespace cot::opt {
+namespace {
+
+using ir::VarId;
+
+void collect_projected(const ir::Block& b, std::unordered_set<VarId>& out) {
+  for (const auto& s : b.stmts) {
+    if (const auto* p = s.as<ir::ProjOp>(); p != nullptr && p->tuple.is_var) {
+      out.insert(p->tuple.var);
+    }
+    for_each_region(s, [&](const ir::Block& r) { collect_projected(r, out); });
+  }
+}
+
+class PairElim {
+ public:
+  explicit PairElim(ir::Function& f) : f_(f) { collect_projected(f.body, projected_); }
+
+  void block(ir::Block& b) {
+    std::vector<ir::Stmt> out;
+    out.reserve(b.stmts.size());
+    for (auto& s : b.stmts) {
+      substitute(s);
+      if (const auto* p = s.as<ir::ProjOp>(); p != nullptr && p->tuple.is_var) {
+        auto it = tuples_.find(p->tuple.var);
+        if (it != tuples_.end()) {
+          subst_[s.results[0]] = it->second.at(static_cast<size_t>(p->index));
+          continue;
+        }
+      }
+      std::vector<ir::Stmt> rebuilt;
+      if (s.as<ir::GuardOp>() != nullptr || s.as<ir::IfOp>() != nullptr) split(s, rebuilt);
+      for_each_region(s, [&](ir::Block& r) { block(r); });
+      if (const auto* t = s.as<ir::TupleOp>()) tuples_[s.results[0]] = t->elems;
+      out.push_back(std::move(s));
+      for (auto& r : rebuilt) {
+        tuples_[r.results[0]] = std::get<ir::TupleOp>(r.op).elems;
+        out.push_back(std::move(r));
+      }
+    }
+    b.stmts = std::move(out);
+    ir::Block results_only;
+    results_only.results = std::move(b.results);
+    substitute_uses(results_only, subst_);
+    b.results = std::move(results_only.results);
+  }
+
+ private:
+  void substitute(ir::Stmt& s) {
+    if (subst_.empty()) return;
+    ir::Block one;
+    one.stmts.push_back(std::move(s));
+    substitute_uses(one, subst_);
+    s = std::move(one.stmts.front());
+  }
+
+  // Splits every projected tuple-typed result of a guard or if into its elements; `rebuilt`
+  // gets the statements that rebuild the tuples after it.
+  void split(ir::Stmt& s, std::vector<ir::Stmt>& rebuilt) {
+    std::vector<ir::Block*> bodies;
+    if (auto* g = s.as<ir::GuardOp>()) {
+      bodies = {&g->body};
+    } else {
+      auto& i = std::get<ir::IfOp>(s.op);
+      bodies = {&i.then_branch, &i.else_branch};
+    }
+    std::vector<VarId> results;
+    std::vector<std::vector<ir::Atom>> yields(bodies.size());
+    for (size_t r = 0; r < s.results.size(); ++r) {
+      const VarId v = s.results[r];
+      const Type type = f_.type_of(v);
+      if (!type.is_tuple || projected_.count(v) == 0) {
+        results.push_back(v);
+        for (size_t b = 0; b < bodies.size(); ++b) yields[b].push_back(bodies[b]->results[r]);
+        continue;
+      }
+      const std::string name = f_.vars[static_cast<size_t>(v)].name;
+      ir::TupleOp whole;
+      for (size_t k = 0; k < type.elems.size(); ++k) {
+        const VarId leaf = f_.new_var(name, type.elems[k]);
+        results.push_back(leaf);
+        whole.elems.push_back(ir::Atom::of(leaf));
+        for (size_t b = 0; b < bodies.size(); ++b) {
+          const VarId p = f_.new_var(name, type.elems[k]);
+          bodies[b]->stmts.push_back(
+              ir::Stmt{{p}, ir::ProjOp{bodies[b]->results[r], static_cast<int>(k)}, s.span});
+          yields[b].push_back(ir::Atom::of(p));
+          projected_.insert(p);
+        }
+      }
+      rebuilt.push_back(ir::Stmt{{v}, std::move(whole), s.span});
+    }
+    if (rebuilt.empty()) return;
+    s.results = std::move(results);
+    for (size_t b = 0; b < bodies.size(); ++b) bodies[b]->results = std::move(yields[b]);
+  }
+
+  ir::Function& f_;
+  Substitution subst_;
+  std::unordered_map<VarId, std::vector<ir::Atom>> tuples_;
+  std::unordered_set<VarId> projected_;
+};
+
+const ir::Stmt* first_proj_of_tuple(const ir::Block& b, const std::unordered_set<VarId>& tuples) {
+  for (const auto& s : b.stmts) {
+    if (const auto* p = s.as<ir::ProjOp>();
+        p != nullptr && p->tuple.is_var && tuples.count(p->tuple.var) > 0) {
+      return &s;
+    }
+    const ir::Stmt* found = nullptr;
+    for_each_region(s, [&](const ir::Block& r) {
+      if (found == nullptr) found = first_proj_of_tuple(r, tuples);
+    });
+    if (found != nullptr) return found;
+  }
+  return nullptr;
+}
+
+void collect_tuples(const ir::Block& b, std::unordered_set<VarId>& out) {
+  for (const auto& s : b.stmts) {
+    if (s.as<ir::TupleOp>() != nullptr) out.insert(s.results[0]);
+    for_each_region(s, [&](const ir::Block& r) { collect_tuples(r, out); });
+  }
+}
+
+}  // namespace
+
+ir::Function eliminate_pairs(const ir::Program&, const ir::Function& f) {
+  ir::Function g = f;
+  PairElim(g).block(g.body);
+  return g;
+}
+
+std::optional<std::string> pair_elim_postcondition(const ir::Program& program,
+                                                   const ir::Function& f) {
+  std::unordered_set<VarId> tuples;
+  collect_tuples(f.body, tuples);
+  const ir::Stmt* s = first_proj_of_tuple(f.body, tuples);
+  if (s == nullptr) return std::nullopt;
+  return "the projection `" + ir::print_stmt(program, f, *s) + "` reads a tuple built here";
+}
+
+}  // namespace cot::opt

@@ -1,0 +1,277 @@
+#include "opt/partial_eval.h"
+
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "ad/clone.h"
+#include "index/fourier_motzkin.h"
+#include "ir/uses.h"
+#include "opt/dynamic_sizes.h"
+#include "opt/iverson.h"
+#include "opt/substitute.h"
+
+namespace cot::opt {
+namespace {
+
+using Facts = std::vector<Affine>;
+
+// A generator whose body is a literal: (for I. c).
+struct ConstGen {
+  ir::Literal value;
+  std::vector<SizeExpr> extents;
+};
+
+bool is_zero_literal(const ir::Atom& a) {
+  if (a.is_var) return false;
+  if (is_real(a.lit.type)) return a.lit.real == 0.0;
+  return a.lit.type == Scalar::I64 && a.lit.integer == 0;
+}
+
+class PartialEvaluator {
+ public:
+  PartialEvaluator(ir::Function& f, bool check_only) : f_(f), check_only_(check_only) {}
+
+  bool run() {
+    uses_ = ir::use_counts(f_);
+    Facts facts;
+    for (const auto& sv : f_.size_vars) facts.push_back(Affine::var(sv.var));
+    block(f_.body, facts);
+    if (!check_only_ && !subst_.empty()) substitute_uses(f_.body, subst_);
+    return changed_;
+  }
+  const std::string& found() const { return found_; }
+
+ private:
+  bool fire(const char* what) {
+    changed_ = true;
+    if (found_.empty()) found_ = what;
+    return !check_only_;
+  }
+  ir::Atom resolve(const ir::Atom& a) const {
+    if (a.is_var) {
+      auto it = subst_.find(a.var);
+      if (it != subst_.end()) return it->second;
+    }
+    return a;
+  }
+  void replace(ir::VarId v, const ir::Atom& by) { subst_[v] = resolve(by); }
+  bool used(ir::VarId v) const {
+    return static_cast<size_t>(v) < uses_.size() && uses_[static_cast<size_t>(v)] > 0;
+  }
+
+  void resolve_operands(ir::Stmt& s) {
+    if (check_only_) return;
+    std::visit(
+        [&](auto& op) {
+          using T = std::decay_t<decltype(op)>;
+          if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
+            for (auto& a : op.args) a = resolve(a);
+          } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
+            for (auto& a : op.elems) a = resolve(a);
+          } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
+            op.tuple = resolve(op.tuple);
+          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+            op.cond = resolve(op.cond);
+          } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
+            op.tensor = resolve(op.tensor);
+            for (auto& ix : op.indices) {
+              if (!ix.is_affine) ix.computed = resolve(ix.computed);
+            }
+          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+            for (auto& a : op.init) a = resolve(a);
+            op.count = resolve(op.count);
+          }
+        },
+        s.op);
+  }
+
+  void nested(ir::Stmt& s, const Facts& facts) {
+    std::visit(
+        [&](auto& op) {
+          using T = std::decay_t<decltype(op)>;
+          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                        std::is_same_v<T, ir::AccumOp>) {
+            Facts inner = facts;
+            add_range_facts(f_, op.ivars, inner);
+            block(op.body, inner);
+          } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
+            Facts inner = facts;
+            add_pred_facts(op.pred, inner);
+            block(op.body, inner);
+          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+            block(op.cond, facts);
+            block(op.body, facts);
+          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+            block(op.then_branch, facts);
+            block(op.else_branch, facts);
+          }
+        },
+        s.op);
+  }
+
+  void block(ir::Block& b, const Facts& facts) {
+    std::vector<ir::Stmt> out;
+    out.reserve(b.stmts.size());
+    for (auto& s : b.stmts) {
+      resolve_operands(s);
+      nested(s, facts);
+      stmt(std::move(s), facts, out);
+    }
+    b.stmts = std::move(out);
+    if (!check_only_) {
+      for (auto& a : b.results) a = resolve(a);
+    }
+  }
+
+  void stmt(ir::Stmt s, const Facts& facts, std::vector<ir::Stmt>& out) {
+    if (auto* l = s.as<ir::LoopOp>()) {
+      if (loop(s, *l, out)) return;
+    } else if (auto* i = s.as<ir::IfOp>()) {
+      if_same(s, *i);
+    } else if (auto* g = s.as<ir::GenOp>()) {
+      if (identity_gen(s, *g)) return;
+      if (g->body.stmts.empty() && g->body.results.size() == 1 && !g->body.results[0].is_var) {
+        ConstGen c{g->body.results[0].lit, {}};
+        for (const auto& iv : g->ivars) c.extents.push_back(iv.extent);
+        const_gens_[s.results[0]] = std::move(c);
+      }
+    } else if (auto* x = s.as<ir::IndexOp>()) {
+      if (const_read(s, *x, facts)) return;
+    } else if (auto* r = s.as<ir::ReduceOp>()) {
+      if (r->kind == ir::ReduceKind::Sum && r->body.results.size() == 1 &&
+          is_zero_literal(r->body.results[0])) {
+        if (fire("a sum of literal zeros is left")) {
+          std::vector<Type> types{f_.type_of(s.results[0])};
+          ir::Block zeros = zeros_block(f_, types);
+          out.push_back(
+              ir::Stmt{s.results, ir::GuardOp{Pred::falsity(), std::move(zeros)}, s.span});
+          return;
+        }
+      }
+    }
+    out.push_back(std::move(s));
+  }
+
+  // Loops; true when the statement is gone.
+  bool loop(ir::Stmt& s, ir::LoopOp& l, std::vector<ir::Stmt>& out) {
+    if (l.saves_states) return false;
+    const size_t n = l.state.size();
+    if (!l.is_while && !l.count.is_var && l.count.lit.type == Scalar::I64) {
+      const int64_t count = l.count.lit.integer;
+      if (count <= 0) {
+        if (!fire("a for-loop with a trip count <= 0 is left")) return false;
+        for (size_t k = 0; k < n; ++k) replace(s.results[k], l.init[k]);
+        return true;
+      }
+      if (count == 1) {
+        if (!fire("a for-loop with a trip count of 1 is left")) return false;
+        ad::CloneMap map;
+        for (size_t k = 0; k < n; ++k) map.atoms[l.state[k]] = l.init[k];
+        if (l.iter >= 0) map.atoms[l.iter] = ir::Atom::i64(0);
+        ir::Block once = ad::clone_block(f_, l.body, f_, map);
+        for (auto& st : once.stmts) out.push_back(std::move(st));
+        for (size_t k = 0; k < n; ++k) replace(s.results[k], once.results[k]);
+        return true;
+      }
+    }
+    bool all_same = true;
+    for (size_t k = 0; k < n; ++k) {
+      const ir::Atom& y = l.body.results[k];
+      const bool same = y.is_var && y.var == l.state[k];
+      all_same = all_same && same;
+      if (same && used(s.results[k]) && !(l.init[k].is_var && l.init[k].var == s.results[k])) {
+        if (fire("a loop result that no iteration changes is used")) {
+          replace(s.results[k], l.init[k]);
+        }
+      }
+    }
+    if (all_same && !l.is_while) {
+      if (!fire("a for-loop whose body yields its state unchanged is left")) return false;
+      for (size_t k = 0; k < n; ++k) replace(s.results[k], l.init[k]);
+      return true;
+    }
+    return false;
+  }
+
+  // if c then a else a: results that both branches yield as the same outer atom.
+  void if_same(const ir::Stmt& s, const ir::IfOp& op) {
+    std::unordered_set<ir::VarId> local;
+    for (const auto* b : {&op.then_branch, &op.else_branch}) {
+      for (const auto& st : b->stmts) local.insert(st.results.begin(), st.results.end());
+    }
+    for (size_t k = 0; k < s.results.size(); ++k) {
+      const ir::Atom& a = op.then_branch.results[k];
+      if (!(a == op.else_branch.results[k]) || (a.is_var && local.count(a.var))) continue;
+      if (!used(s.results[k])) continue;
+      if (fire("an if result that both branches yield alike is used")) replace(s.results[k], a);
+    }
+  }
+
+  // for I. A[I] over A's whole shape -> A.
+  bool identity_gen(const ir::Stmt& s, const ir::GenOp& g) {
+    if (g.body.stmts.size() != 1 || g.body.results.size() != 1) return false;
+    const ir::Stmt& rd = g.body.stmts[0];
+    const auto* x = rd.as<ir::IndexOp>();
+    if (x == nullptr || !x->tensor.is_var || !g.body.results[0].is_var ||
+        g.body.results[0].var != rd.results[0] || x->indices.size() != g.ivars.size())
+      return false;
+    for (size_t k = 0; k < g.ivars.size(); ++k) {
+      const auto& ix = x->indices[k];
+      if (!ix.is_affine || ix.affine != Affine::var(g.ivars[k].var)) return false;
+      if (x->tensor.var == g.ivars[k].var) return false;
+    }
+    if (f_.type_of(x->tensor.var) != f_.type_of(s.results[0])) return false;
+    if (!fire("a generator that copies a tensor is left")) return false;
+    replace(s.results[0], x->tensor);
+    return true;
+  }
+
+  // (for I. c)[a] -> c when the read is provably in range.
+  bool const_read(const ir::Stmt& s, const ir::IndexOp& x, const Facts& facts) {
+    if (!x.tensor.is_var) return false;
+    auto it = const_gens_.find(x.tensor.var);
+    if (it == const_gens_.end() || x.indices.size() != it->second.extents.size()) return false;
+    for (size_t k = 0; k < x.indices.size(); ++k) {
+      const auto& ix = x.indices[k];
+      if (!ix.is_affine) return false;
+      auto ext = extent_affine(f_, it->second.extents[k]);
+      if (!ext) return false;
+      auto hi = Affine::sub(*ext, ix.affine);
+      if (hi) hi = Affine::add(*hi, Affine::constant(-1));
+      if (!hi || !fm::implies(facts, ix.affine) || !fm::implies(facts, *hi)) return false;
+    }
+    if (!fire("a read of a constant generator is left")) return false;
+    replace(s.results[0], ir::Atom{false, -1, it->second.value});
+    return true;
+  }
+
+  ir::Function& f_;
+  bool check_only_;
+  bool changed_ = false;
+  std::string found_;
+  Substitution subst_;
+  std::vector<int> uses_;
+  std::unordered_map<ir::VarId, ConstGen> const_gens_;
+};
+
+}  // namespace
+
+ir::Function partially_evaluate(const ir::Program&, const ir::Function& f) {
+  ir::Function g = f;
+  for (int round = 0; round < 8; ++round) {
+    PartialEvaluator pe(g, false);
+    if (!pe.run()) break;
+  }
+  prune_dynamic_sizes(g);
+  return g;
+}
+
+std::optional<std::string> partial_eval_postcondition(const ir::Program&, const ir::Function& f) {
+  ir::Function g = f;
+  PartialEvaluator pe(g, true);
+  if (pe.run()) return pe.found();
+  return std::nullopt;
+}
+
+}  // namespace cot::opt

@@ -1,0 +1,31 @@
+// An optimizer pass (architecture.md §5): a pure function from one function of a program to a
+// new function that computes the same values, with a postcondition that says what normal form
+// the pass leaves behind. The pipeline (pipeline.h) runs passes by name, verifies the IR after
+// each one and checks its postcondition; a broken invariant is a compiler bug, never a user
+// error.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ir/ir.h"
+
+namespace cot::opt {
+
+// Rewrites `f` (a function of `program`, which the pass may read for callees) into a new
+// function with the same name, parameters, size variables and result type.
+using PassFn = ir::Function (*)(const ir::Program& program, const ir::Function& f);
+// What must hold after the pass: nullopt when it holds, else a description of what does not.
+using PostconditionFn = std::optional<std::string> (*)(const ir::Program& program,
+                                                       const ir::Function& f);
+
+struct Pass {
+  std::string_view name;  // as given to --dump-after
+  int min_level;          // runs at --opt=min_level and above
+  PassFn run;
+  PostconditionFn postcondition;
+  std::string_view summary;  // one line, for --help and docs
+};
+
+}  // namespace cot::opt

@@ -1,0 +1,124 @@
+#include "opt/pipeline.h"
+
+#include <exception>
+
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "opt/cse.h"
+#include "opt/dce.h"
+#include "opt/dynamic_sizes.h"
+#include "opt/fuse.h"
+#include "opt/gen_pushout.h"
+#include "opt/inline.h"
+#include "opt/iverson.h"
+#include "opt/let_lift.h"
+#include "opt/licm.h"
+#include "opt/loop_normalize.h"
+#include "opt/pair_elim.h"
+#include "opt/partial_eval.h"
+#include "opt/simplify.h"
+#include "opt/sink.h"
+
+namespace cot::opt {
+
+const std::vector<Pass>& pipeline_passes() {
+  // The order of one round. Inlining first, so every later pass sees one region tree; the
+  // normal forms of papers/000 §5 next; then fusion, which exposes brackets to simplify and
+  // statements to sink into guards; code motion; and the clean-ups last, which remove what
+  // the others left dead. Rounds repeat until one changes nothing.
+  static const std::vector<Pass> kPasses = {
+      {"inline", 2, inline_functions, no_inlinable_calls,
+       "replace calls by the callee's body, transitively"},
+      {"let-lift", 2, let_lift, let_lift_postcondition,
+       "flatten nested generators and sums into one region (papers/000 5.1-5.10, 5.27)"},
+      {"pair-elim", 2, eliminate_pairs, pair_elim_postcondition,
+       "project tuples built in the function to their elements (papers/000 5.11-5.20)"},
+      {"simplify", 1, simplify_algebra, simplify_postcondition,
+       "fold constants, drop algebraic identities, propagate strong zeros"},
+      {"partial-eval", 2, partially_evaluate, partial_eval_postcondition,
+       "evaluate what is known at compile time: loops of 0 or 1 trips, constant ifs (papers/001)"},
+      {"gen-pushout", 2, push_out_generators, gen_pushout_postcondition,
+       "move guards inside generators and reads inside guards (papers/000 5.21-5.23)"},
+      {"fuse", 2, fuse_producers, fuse_postcondition,
+       "replace reads of a generator by its body where no work is duplicated"},
+      {"iverson", 2, simplify_brackets, iverson_postcondition,
+       "merge brackets, eliminate sums over equalities, tighten ranges, drop empty regions"},
+      {"sink", 2, sink_into_guards, sink_postcondition,
+       "move statements used only under a bracket into it"},
+      {"licm", 2, hoist_invariants, licm_postcondition,
+       "hoist loop-invariant statements out of generators, reductions and loops"},
+      {"loop-normalize", 2, normalize_loops, loop_normalize_postcondition,
+       "drop invariant loop state, unroll loops of 0 or 1 trips (papers/002)"},
+      {"cse", 1, eliminate_common_subexpressions, cse_postcondition,
+       "share statements equal up to renaming that another dominates"},
+      {"dce", 1, eliminate_dead_code, dce_postcondition,
+       "remove statements, results and loop state nothing uses"},
+  };
+  return kPasses;
+}
+
+bool is_pass_name(std::string_view name) {
+  for (const auto& p : pipeline_passes()) {
+    if (p.name == name) return true;
+  }
+  return false;
+}
+
+std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& program,
+                                                            const ir::Function& f,
+                                                            const PipelineOptions& options,
+                                                            const std::vector<Pass>& passes) {
+  if (options.level <= 0) return f;
+  ir::Function cur = f;
+  const Pass* running = nullptr;
+  try {
+    std::string before = ir::print_function(program, cur);
+    for (int round = 0; round < options.max_rounds; ++round) {
+      for (const Pass& pass : passes) {
+        if (pass.min_level > options.level) continue;
+        running = &pass;
+        cur = pass.run(program, cur);
+        prune_dynamic_sizes(cur);
+        // The verifier checks f against the program's callees, which passes do not change.
+        auto broken = ir::verify_function(program, cur);
+        if (!broken.empty()) {
+          return PipelineError{f.name, std::string(pass.name),
+                               "the IR does not verify: " + broken.front().message};
+        }
+        if (pass.postcondition != nullptr) {
+          if (auto post = pass.postcondition(program, cur)) {
+            return PipelineError{f.name, std::string(pass.name),
+                                 "the postcondition does not hold: " + *post};
+          }
+        }
+        if (options.dump && (options.dump_after == pass.name || options.dump_after == "all")) {
+          options.dump(pass.name, program, cur);
+        }
+      }
+      running = nullptr;
+      std::string after = ir::print_function(program, cur);
+      if (after == before) break;
+      before = std::move(after);
+    }
+  } catch (const std::exception& e) {
+    return PipelineError{f.name, running != nullptr ? std::string(running->name) : "pipeline",
+                         e.what()};
+  }
+  return cur;
+}
+
+std::variant<ir::Program, PipelineError> optimize_program(
+    ir::Program program, const PipelineOptions& options,
+    const std::function<bool(const ir::Function&)>& select) {
+  if (options.level <= 0) return program;
+  for (size_t k = 0; k < program.functions.size(); ++k) {
+    const ir::Function& f = program.functions[k];
+    if (!select(f) || (f.body.stmts.empty() && f.body.results.empty())) continue;
+    auto r = optimize_function(program, f, options);
+    if (auto* e = std::get_if<PipelineError>(&r)) return *e;
+    program.functions[k] = std::move(std::get<ir::Function>(r));
+  }
+  return program;
+}
+
+}  // namespace cot::opt

@@ -1,0 +1,406 @@
+#include "opt/static_cost.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "index/fourier_motzkin.h"
+#include "ir/uses.h"
+#include "prims/prim.h"
+
+namespace cot::opt {
+namespace {
+
+template <class F>
+void for_each_region(const ir::Op& op, F&& f) {
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                      std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
+          f(o.body);
+        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+          if (o.is_while) f(o.cond);
+          f(o.body);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          f(o.then_branch);
+          f(o.else_branch);
+        }
+      },
+      op);
+}
+
+bool any_real(const ir::Function& f, const std::vector<ir::Atom>& args) {
+  for (const auto& a : args) {
+    const Type t = ir::atom_type(f, a);
+    if (!t.is_tuple && is_real(t.elem)) return true;
+  }
+  return false;
+}
+
+bool result_real(const ir::Function& f, const ir::Stmt& s) {
+  for (ir::VarId v : s.results) {
+    if (f.type_of(v).is_real_valued()) return true;
+  }
+  return false;
+}
+
+bool block_may_fail(const ir::Function& f, const ir::Block& b) {
+  for (const auto& s : b.stmts) {
+    if (may_fail(f, s)) return true;
+  }
+  return false;
+}
+
+bool size_may_fail(const SizeExpr& e) {
+  return e.poisoned() || !e.as_linear();
+}
+
+bool type_mentions(const Type& t, const std::vector<std::string>& names) {
+  if (t.is_tuple) {
+    for (const auto& e : t.elems) {
+      if (type_mentions(e, names)) return true;
+    }
+    return false;
+  }
+  for (const auto& d : t.shape) {
+    for (const auto& v : d.vars()) {
+      if (std::find(names.begin(), names.end(), v) != names.end()) return true;
+    }
+  }
+  return false;
+}
+
+bool size_mentions(const SizeExpr& e, const std::vector<std::string>& names) {
+  for (const auto& v : e.vars()) {
+    if (std::find(names.begin(), names.end(), v) != names.end()) return true;
+  }
+  return false;
+}
+
+void atom_non_affine(const ir::Atom& a, ir::VarId v, bool& found) {
+  if (a.is_var && a.var == v) found = true;
+}
+
+void pred_non_affine(const Pred& p, ir::VarId v, bool& found) {
+  if (p.kind == Pred::Kind::Atom && p.atom == v) found = true;
+  for (const auto& k : p.kids) pred_non_affine(k, v, found);
+}
+
+void block_non_affine(const ir::Block& b, ir::VarId v, bool& found);
+
+void stmt_non_affine(const ir::Stmt& s, ir::VarId v, bool& found) {
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
+          for (const auto& a : o.args) atom_non_affine(a, v, found);
+        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
+          atom_non_affine(o.tensor, v, found);
+          for (const auto& ix : o.indices) {
+            if (!ix.is_affine) atom_non_affine(ix.computed, v, found);
+          }
+        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
+          pred_non_affine(o.pred, v, found);
+        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+          for (const auto& a : o.init) atom_non_affine(a, v, found);
+          if (!o.is_while) atom_non_affine(o.count, v, found);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          atom_non_affine(o.cond, v, found);
+        } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
+          for (const auto& a : o.elems) atom_non_affine(a, v, found);
+        } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
+          atom_non_affine(o.tuple, v, found);
+        }
+      },
+      s.op);
+  for_each_region(s.op, [&](const ir::Block& b) { block_non_affine(b, v, found); });
+}
+
+void block_non_affine(const ir::Block& b, ir::VarId v, bool& found) {
+  for (const auto& s : b.stmts) {
+    if (found) return;
+    stmt_non_affine(s, v, found);
+  }
+  for (const auto& a : b.results) atom_non_affine(a, v, found);
+}
+
+}  // namespace
+
+bool prim_costs(const ir::Function& f, const ir::PrimOp& p) {
+  return prim_info(p.prim).cost != CostKind::Free && any_real(f, p.args);
+}
+
+bool is_cost_free(const ir::Function& f, const ir::Stmt& s) {
+  if (const auto* p = s.as<ir::PrimOp>()) return !prim_costs(f, *p);
+  if (s.as<ir::CallOp>() != nullptr) return false;
+  if (s.as<ir::ReduceOp>() != nullptr || s.as<ir::AccumOp>() != nullptr) {
+    if (result_real(f, s)) return false;
+  }
+  bool free = true;
+  for_each_region(s.op, [&](const ir::Block& b) { free = free && is_cost_free(f, b); });
+  return free;
+}
+
+bool is_cost_free(const ir::Function& f, const ir::Block& b) {
+  for (const auto& s : b.stmts) {
+    if (!is_cost_free(f, s)) return false;
+  }
+  return true;
+}
+
+bool may_fail(const ir::Function& f, const ir::Stmt& s) {
+  return std::visit(
+      [&](const auto& o) -> bool {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ir::PrimOp>) {
+          switch (o.prim) {
+            case Prim::Add:
+            case Prim::Sub:
+            case Prim::Mul:
+            case Prim::Neg:
+            case Prim::Abs:
+            case Prim::Max:
+            case Prim::Min:
+              // Integer overflow; real arithmetic never fails.
+              return !any_real(f, o.args);
+            case Prim::FloorDiv:
+            case Prim::Mod:
+            case Prim::ExactDiv:
+              return true;
+            case Prim::ToI64:
+              return any_real(f, o.args);
+            default:
+              return false;
+          }
+        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
+          return true;
+        } else if constexpr (std::is_same_v<T, ir::CallOp> || std::is_same_v<T, ir::LoopOp>) {
+          return true;
+        } else if constexpr (std::is_same_v<T, ir::GenOp>) {
+          for (const auto& iv : o.ivars) {
+            if (size_may_fail(iv.extent)) return true;
+          }
+          return block_may_fail(f, o.body);
+        } else if constexpr (std::is_same_v<T, ir::ReduceOp>) {
+          for (const auto& iv : o.ivars) {
+            if (size_may_fail(iv.extent)) return true;
+          }
+          // Integer sums overflow; integer max/min of an empty range has no value.
+          if (!result_real(f, s)) return true;
+          return block_may_fail(f, o.body);
+        } else if constexpr (std::is_same_v<T, ir::AccumOp>) {
+          return true;  // positions are range-checked
+        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
+          return block_may_fail(f, o.body);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          return block_may_fail(f, o.then_branch) || block_may_fail(f, o.else_branch);
+        } else if constexpr (std::is_same_v<T, ir::SizeOp>) {
+          return size_may_fail(o.size);
+        } else {
+          return false;  // tuples, projections
+        }
+      },
+      s.op);
+}
+
+std::optional<Affine> size_affine(const ir::Function& f, const SizeExpr& e) {
+  if (e.poisoned()) return std::nullopt;
+  auto lin = e.as_linear();
+  if (!lin) return std::nullopt;
+  Affine a = Affine::constant(lin->constant);
+  for (const auto& [name, c] : lin->terms) {
+    ir::VarId var = -1;
+    for (const auto& sv : f.size_vars) {
+      if (sv.name == name) var = sv.var;
+    }
+    if (var < 0) return std::nullopt;
+    auto s = Affine::add(a, Affine::var(var, c));
+    if (!s) return std::nullopt;
+    a = *s;
+  }
+  return a;
+}
+
+void IndexFacts::add_range(const ir::Function& f, ir::VarId v, const SizeExpr& extent) {
+  ranges_.emplace_back(v, extent);
+  constraints_.push_back(Affine::var(v));
+  if (auto e = size_affine(f, extent)) {
+    // extent - 1 - v >= 0
+    if (auto d = Affine::sub(*e, Affine::var(v))) {
+      if (auto d1 = Affine::add(*d, Affine::constant(-1))) constraints_.push_back(*d1);
+    }
+  }
+}
+
+void IndexFacts::add_pred(const Pred& p) {
+  switch (p.kind) {
+    case Pred::Kind::Ge0:
+      constraints_.push_back(p.expr);
+      break;
+    case Pred::Kind::Eq0:
+      constraints_.push_back(p.expr);
+      if (auto n = Affine::scale(p.expr, -1)) constraints_.push_back(*n);
+      break;
+    case Pred::Kind::False:
+      constraints_.push_back(Affine::constant(-1));
+      break;
+    case Pred::Kind::And:
+      for (const auto& k : p.kids) add_pred(k);
+      break;
+    default:
+      break;
+  }
+}
+
+void IndexFacts::add_sizes(const ir::Function& f) {
+  for (const auto& sv : f.size_vars) {
+    if (sv.var >= 0) constraints_.push_back(Affine::var(sv.var));
+  }
+}
+
+bool IndexFacts::proves(const Affine& c) const {
+  if (c.is_constant()) return c.constant_term() >= 0;
+  return fm::implies(constraints_, c);
+}
+
+bool IndexFacts::proves_in_range(const ir::Function& f, const Affine& a,
+                                 const SizeExpr& extent) const {
+  // A bare index variable of an enclosing range with this very extent.
+  if (a.constant_term() == 0 && a.terms().size() == 1 && a.terms()[0].second == 1) {
+    for (const auto& [v, ext] : ranges_) {
+      if (v == a.terms()[0].first && ext == extent) return true;
+    }
+  }
+  if (!proves(a)) return false;
+  auto e = size_affine(f, extent);
+  if (!e) return false;
+  auto d = Affine::sub(*e, a);
+  if (!d) return false;
+  auto d1 = Affine::add(*d, Affine::constant(-1));
+  return d1 && proves(*d1);
+}
+
+bool used_non_affinely(const ir::Block& b, ir::VarId v) {
+  bool found = false;
+  block_non_affine(b, v, found);
+  return found;
+}
+
+bool mentions_sizes(const ir::Function& f, const ir::Stmt& s,
+                    const std::vector<std::string>& names) {
+  if (names.empty()) return false;
+  for (ir::VarId v : s.results) {
+    if (type_mentions(f.type_of(v), names)) return true;
+  }
+  bool found = std::visit(
+      [&](const auto& o) -> bool {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp>) {
+          for (const auto& iv : o.ivars) {
+            if (size_mentions(iv.extent, names)) return true;
+          }
+        } else if constexpr (std::is_same_v<T, ir::AccumOp>) {
+          for (const auto& iv : o.ivars) {
+            if (size_mentions(iv.extent, names)) return true;
+          }
+          for (const auto& d : o.shape) {
+            if (size_mentions(d, names)) return true;
+          }
+        } else if constexpr (std::is_same_v<T, ir::SizeOp>) {
+          return size_mentions(o.size, names);
+        }
+        return false;
+      },
+      s.op);
+  if (found) return true;
+  for_each_region(s.op, [&](const ir::Block& b) {
+    for (const auto& t : b.stmts) found = found || mentions_sizes(f, t, names);
+  });
+  return found;
+}
+
+void for_each_region_frame(ir::Stmt& s,
+                           const std::function<void(const ScopeFrame&, ir::Block&)>& visit) {
+  using K = ScopeFrame::Kind;
+  ScopeFrame fr;
+  if (auto* g = s.as<ir::GenOp>()) {
+    fr.kind = K::Index;
+    fr.ivars = g->ivars;
+    visit(fr, g->body);
+  } else if (auto* r = s.as<ir::ReduceOp>()) {
+    fr.kind = K::Index;
+    fr.ivars = r->ivars;
+    visit(fr, r->body);
+  } else if (auto* a = s.as<ir::AccumOp>()) {
+    fr.kind = K::Index;
+    fr.ivars = a->ivars;
+    visit(fr, a->body);
+  } else if (auto* gd = s.as<ir::GuardOp>()) {
+    fr.kind = K::Guard;
+    fr.pred = gd->pred;
+    visit(fr, gd->body);
+  } else if (auto* i = s.as<ir::IfOp>()) {
+    fr.kind = K::IfBranch;
+    visit(fr, i->then_branch);
+    visit(fr, i->else_branch);
+  } else if (auto* l = s.as<ir::LoopOp>()) {
+    if (l->is_while) {
+      fr.kind = K::WhileCond;
+      visit(fr, l->cond);
+      fr.kind = K::WhileBody;
+      visit(fr, l->body);
+    } else {
+      fr.kind = K::ForBody;
+      fr.iter = l->iter;
+      fr.count = l->count;
+      visit(fr, l->body);
+    }
+  }
+}
+
+void for_each_region_frame(const ir::Stmt& s,
+                           const std::function<void(const ScopeFrame&, const ir::Block&)>& visit) {
+  // The mutable walk does not change the statement; it only hands out its blocks.
+  for_each_region_frame(const_cast<ir::Stmt&>(s),
+                        [&](const ScopeFrame& fr, ir::Block& b) { visit(fr, b); });
+}
+
+IndexFacts facts_of(const ir::Function& f, const std::vector<ScopeFrame>& frames) {
+  IndexFacts facts;
+  facts.add_sizes(f);
+  for (const auto& fr : frames) {
+    switch (fr.kind) {
+      case ScopeFrame::Kind::Index:
+        for (const auto& iv : fr.ivars) facts.add_range(f, iv.var, iv.extent);
+        break;
+      case ScopeFrame::Kind::Guard:
+        facts.add_pred(fr.pred);
+        break;
+      case ScopeFrame::Kind::ForBody:
+        if (fr.iter >= 0) {
+          facts.add(Affine::var(fr.iter));
+          // count - 1 - iter >= 0
+          Affine c =
+              fr.count.is_var ? Affine::var(fr.count.var) : Affine::constant(fr.count.lit.integer);
+          auto d = Affine::sub(c, Affine::var(fr.iter));
+          if (d) {
+            if (auto d1 = Affine::add(*d, Affine::constant(-1))) facts.add(*d1);
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return facts;
+}
+
+std::vector<ir::VarId> stmt_uses(const ir::Stmt& s) {
+  std::vector<ir::VarId> out;
+  auto add = [&](ir::VarId v) { out.push_back(v); };
+  ir::for_each_direct_use(s.op, add);
+  for_each_region(s.op, [&](const ir::Block& b) { ir::for_each_use(b, add); });
+  return out;
+}
+
+}  // namespace cot::opt

@@ -1,0 +1,93 @@
+// Static questions the fusion, push-out, sinking and code-motion passes ask about Core IR under
+// the cost model (language.md §10): does a block do any real arithmetic, can a statement fail at
+// run time, is an index provably inside a range. Every answer is conservative: "free", "cannot
+// fail" and "proved" are said only when they hold on every input.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "index/affine.h"
+#include "index/predicate.h"
+#include "ir/ir.h"
+
+namespace cot::opt {
+
+// Whether a primitive application costs an operation: a primitive whose cost kind is not Free
+// applied to at least one real operand (integer and boolean work is index arithmetic).
+bool prim_costs(const ir::Function& f, const ir::PrimOp& p);
+
+// No real addition, multiplication or call anywhere in the statement or block (nested regions
+// included): reads, guards, index and integer arithmetic, comparisons, conversions, tuples and
+// size operations are free. Real reductions and real scatter-adds cost; calls are assumed to
+// cost (their bodies are not looked at).
+bool is_cost_free(const ir::Function& f, const ir::Stmt& s);
+bool is_cost_free(const ir::Function& f, const ir::Block& b);
+
+// Whether evaluating the statement (nested regions included) can raise a run-time error:
+// reads (range checks), integer arithmetic (overflow, division by zero), conversions of reals to
+// i64, integer reductions, calls, loops and size evaluations with quotients. Real arithmetic,
+// comparisons, logic, select, real conversions, tuples and projections cannot.
+bool may_fail(const ir::Function& f, const ir::Stmt& s);
+
+// A size expression as an affine expression over the i64 variables of the function's size
+// variables (SizeVar::var); nullopt when it is not linear in bare size variables.
+std::optional<Affine> size_affine(const ir::Function& f, const SizeExpr& e);
+
+// Facts about the integer variables in scope at a point of the IR (index-variable ranges, size
+// variables >= 0, the affine conjuncts of enclosing guards), for bounds proofs by
+// Fourier-Motzkin.
+class IndexFacts {
+ public:
+  void add(const Affine& ge0) { constraints_.push_back(ge0); }
+  // 0 <= v < extent (only v >= 0 when the extent is not affine).
+  void add_range(const ir::Function& f, ir::VarId v, const SizeExpr& extent);
+  // The affine conjuncts of a predicate that holds (disjunctions and atoms are skipped).
+  void add_pred(const Pred& p);
+  // Every size variable's i64 variable is >= 0.
+  void add_sizes(const ir::Function& f);
+  // true only when `c >= 0` follows from the facts.
+  bool proves(const Affine& c) const;
+  // true only when 0 <= a < extent follows from the facts.
+  bool proves_in_range(const ir::Function& f, const Affine& a, const SizeExpr& extent) const;
+
+ private:
+  std::vector<Affine> constraints_;
+  std::vector<std::pair<ir::VarId, SizeExpr>> ranges_;
+};
+
+// The region that opened a block, as the passes see it when they walk the region tree.
+struct ScopeFrame {
+  enum class Kind { Body, Index, Guard, IfBranch, ForBody, WhileBody, WhileCond };
+  Kind kind = Kind::Body;
+  std::vector<ir::IndexVar> ivars;  // Index: the gen/reduce/accum index variables
+  Pred pred;                        // Guard: its predicate (holds inside)
+  ir::VarId iter = -1;              // ForBody: the counter
+  ir::Atom count;                   // ForBody: the trip count
+};
+// Calls `visit` for each region of `s` (in evaluation order) with the frame that describes it.
+void for_each_region_frame(ir::Stmt& s,
+                           const std::function<void(const ScopeFrame&, ir::Block&)>& visit);
+void for_each_region_frame(const ir::Stmt& s,
+                           const std::function<void(const ScopeFrame&, const ir::Block&)>& visit);
+// The facts that hold inside the innermost of `frames` (size variables, ranges, guards, loop
+// counters).
+IndexFacts facts_of(const ir::Function& f, const std::vector<ScopeFrame>& frames);
+
+// Whether `v` occurs in `b` (nested regions included) anywhere but inside affine index
+// expressions and affine predicate constraints: as an operand, a computed index, a result, ...
+bool used_non_affinely(const ir::Block& b, ir::VarId v);
+
+// Whether the statement (its result types, extents, shapes and size reads, nested regions
+// included) names one of the given size variables.
+bool mentions_sizes(const ir::Function& f, const ir::Stmt& s,
+                    const std::vector<std::string>& names);
+
+// Every variable the statement reads (nested regions included), including those it binds
+// itself inside its regions.
+std::vector<ir::VarId> stmt_uses(const ir::Stmt& s);
+
+}  // namespace cot::opt

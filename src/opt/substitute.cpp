@@ -1,0 +1,126 @@
+#include "opt/substitute.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace cot::opt {
+namespace {
+
+[[noreturn]] void bug(const std::string& what) {
+  throw std::logic_error("substitute_uses: " + what);
+}
+
+void on_atom(ir::Atom& a, const Substitution& map) {
+  if (!a.is_var) return;
+  auto it = map.find(a.var);
+  if (it != map.end()) a = it->second;
+}
+
+Affine on_affine(const Affine& a, const Substitution& map) {
+  Affine out = a;
+  for (const auto& [v, c] : a.terms()) {
+    auto it = map.find(v);
+    if (it == map.end()) continue;
+    const ir::Atom& by = it->second;
+    std::optional<Affine> next;
+    if (by.is_var) {
+      next = out.substitute(v, Affine::var(by.var));
+    } else if (by.lit.type == Scalar::I64) {
+      next = out.substitute(v, Affine::constant(by.lit.integer));
+    } else {
+      bug("a non-integer literal in an affine position");
+    }
+    if (!next) bug("integer overflow while folding a literal into an affine expression");
+    out = *next;
+  }
+  return out;
+}
+
+void on_index(ir::IndexExpr& ix, const Substitution& map) {
+  if (ix.is_affine) {
+    ix.affine = on_affine(ix.affine, map);
+  } else {
+    on_atom(ix.computed, map);
+  }
+}
+
+void on_block(ir::Block& b, const Substitution& map);
+
+void on_stmt(ir::Stmt& s, const Substitution& map) {
+  std::visit(
+      [&](auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
+          for (auto& a : o.args) on_atom(a, map);
+        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
+          on_atom(o.tensor, map);
+          for (auto& ix : o.indices) on_index(ix, map);
+        } else if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                             std::is_same_v<T, ir::AccumOp>) {
+          on_block(o.body, map);
+        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
+          o.pred = substitute_pred(o.pred, map);
+          on_block(o.body, map);
+        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+          for (auto& a : o.init) on_atom(a, map);
+          if (o.is_while) {
+            on_block(o.cond, map);
+          } else {
+            on_atom(o.count, map);
+          }
+          on_block(o.body, map);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          on_atom(o.cond, map);
+          on_block(o.then_branch, map);
+          on_block(o.else_branch, map);
+        } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
+          for (auto& a : o.elems) on_atom(a, map);
+        } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
+          on_atom(o.tuple, map);
+        }
+        // SizeOp reads size expressions over names, not variables.
+      },
+      s.op);
+}
+
+void on_block(ir::Block& b, const Substitution& map) {
+  for (auto& s : b.stmts) on_stmt(s, map);
+  for (auto& a : b.results) on_atom(a, map);
+}
+
+}  // namespace
+
+Pred substitute_pred(const Pred& p, const Substitution& map) {
+  switch (p.kind) {
+    case Pred::Kind::True:
+    case Pred::Kind::False:
+      return p;
+    case Pred::Kind::Ge0:
+      return Pred::ge0(on_affine(p.expr, map));
+    case Pred::Kind::Eq0:
+      return Pred::eq0(on_affine(p.expr, map));
+    case Pred::Kind::Atom: {
+      auto it = map.find(p.atom);
+      if (it == map.end()) return p;
+      const ir::Atom& by = it->second;
+      if (by.is_var) return Pred::atom_of(by.var, p.negated);
+      if (by.lit.type != Scalar::Bool) bug("a non-boolean literal in a predicate");
+      return by.lit.boolean != p.negated ? Pred::truth() : Pred::falsity();
+    }
+    case Pred::Kind::And:
+    case Pred::Kind::Or: {
+      std::vector<Pred> kids;
+      kids.reserve(p.kids.size());
+      for (const auto& k : p.kids) kids.push_back(substitute_pred(k, map));
+      return p.kind == Pred::Kind::And ? Pred::conj(std::move(kids)) : Pred::disj(std::move(kids));
+    }
+  }
+  return p;
+}
+
+void substitute_uses(ir::Block& block, const Substitution& map) {
+  if (map.empty()) return;
+  on_block(block, map);
+}
+
+}  // namespace cot::opt

@@ -1,0 +1,152 @@
+// The cheap-gradient bound (architecture.md §3, issue 4 item 4), as a test over the whole
+// corpus at several sizes, after the optimizer (--opt=2):
+//   ops(value_and_grad f) <= 4 * ops(f) + size(inputs) + size(outputs).
+// The corpus: every test program, every example, the pathologies of tests/opt/corpus (the
+// introduction programs of papers/000, guarded triangular sums, shifted and strided reads) and
+// programs from the random generator of the AD tests.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ad/random_program.h"
+#include "e2e/e2e_cases.h"
+#include "opt/gradient_corpus.h"
+
+namespace cotangent::corpus {
+namespace {
+
+// Functions whose gradient is not yet within the bound after the optimizer, each with the
+// reason. The test fails when one of them starts to hold (remove it here) and when any other
+// function breaks the bound. Issue 4 stays open until this list is empty.
+const std::map<std::string, std::string>& known_over_bound() {
+  static const std::map<std::string, std::string> kKnown = {
+      // Reverse mode recomputes a row's primal value (a dot product, a logsumexp) inside the
+      // gather of every element of the row's adjoint: O(k) work per element. Loop fission
+      // (papers/000 5.6/5.7) with materialization removes it.
+      {"e2e/calls:loss", "primal row recomputed per adjoint element"},
+      {"e2e/calls:sum_of_row_norms", "primal row recomputed per adjoint element"},
+      {"e2e/gmm:gmm_objective", "primal row recomputed per adjoint element"},
+      {"e2e/gmm:gmm_objective_packed", "primal row recomputed per adjoint element"},
+      {"e2e/lstm:lstm_loss", "primal row recomputed per adjoint element"},
+      {"e2e/softmax:cross_entropy", "primal row recomputed per adjoint element"},
+      {"e2e/spec_first_look:loss", "primal row recomputed per adjoint element"},
+      {"examples/quickstart:loss", "primal row recomputed per adjoint element"},
+      {"opt/triangular:lower_solve_step", "primal row recomputed per adjoint element"},
+      {"opt/triangular:prefix_sums", "primal row recomputed per adjoint element"},
+      // The transposed stencil reads a guarded, computed primal per neighbour.
+      {"opt/shifts:banded", "primal recomputed per neighbour in the transposed stencil"},
+      {"opt/shifts:conv3", "primal recomputed per neighbour in the transposed stencil"},
+      {"random/11:f", "primal recomputed inside a gather"},
+      {"random/23:f", "primal recomputed inside a gather"},
+      {"random/24:h1", "primal recomputed inside a gather"},
+      {"random/25:f", "primal recomputed inside a gather"},
+      {"random/35:f", "primal recomputed inside a gather"},
+      {"random/39:f", "primal recomputed inside a gather"},
+      {"random/5:f", "primal recomputed inside a gather"},
+  };
+  return kKnown;
+}
+
+LoadOptions optimized() {
+  LoadOptions o;
+  o.opt_level = 2;
+  return o;
+}
+
+std::string describe(const Measurement& r) {
+  std::ostringstream s;
+  s << r.program << ":" << r.fn << " at size " << r.size << ": ops(f) = " << r.ops_f
+    << ", ops(value_and_grad f) = " << r.ops_vg << ", bound = " << r.bound();
+  if (!r.error.empty()) s << ", value_and_grad failed: " << r.error;
+  return s.str();
+}
+
+// Measures every candidate of `file` at `sizes`; returns how many (function, size) pairs were
+// measured. A function of known_over_bound() must break the bound at some size (else it is
+// fixed and must leave the list); every other function must hold at every size.
+int check_file(const SourceFile& file, const std::vector<int64_t>& sizes, uint64_t seed) {
+  auto m = Module::from_string(file.text, file.name + ".cot", optimized());
+  if (!m) {
+    ADD_FAILURE() << file.name << " does not load: " << m.message();
+    return 0;
+  }
+  int measured = 0;
+  for (const auto& c : candidates(file.text)) {
+    const std::string key = file.name + ":" + c.fn;
+    const bool known = known_over_bound().count(key) > 0;
+    bool broke = false;
+    for (int64_t size : sizes) {
+      Measurement r = measure(m.value(), file.name, c, size, seed + static_cast<uint64_t>(size));
+      if (!r.measured) continue;  // f itself refuses this random input (e.g. a trip count)
+      ++measured;
+      EXPECT_TRUE(r.error.empty()) << describe(r);
+      if (known) {
+        broke = broke || !r.holds();
+      } else {
+        EXPECT_TRUE(r.holds()) << describe(r);
+      }
+    }
+    EXPECT_TRUE(!known || broke) << key << " now holds the bound at every size: remove it from "
+                                 << "known_over_bound()";
+  }
+  return measured;
+}
+
+TEST(OptCheapGradient, every_test_program_and_example) {
+  int measured = 0;
+  for (const auto& file : corpus_files(e2e::source_dir())) {
+    if (file.name.rfind("opt/", 0) == 0) continue;
+    measured += check_file(file, {3, 8}, 11);
+  }
+  // Not vacuous: most of the ~50 scalar functions of the test programs run at both sizes.
+  EXPECT_GE(measured, 60);
+}
+
+TEST(OptCheapGradient, pathologies_at_growing_sizes) {
+  int measured = 0;
+  for (const auto& file : corpus_files(e2e::source_dir())) {
+    if (file.name.rfind("opt/", 0) != 0) continue;
+    measured += check_file(file, {10, 100, 400}, 5);
+  }
+  EXPECT_GE(measured, 3 * 14);
+}
+
+// The introduction programs: the gradient's cost grows like the function's (linearly, or not at
+// all for row_col), not like n^2.
+TEST(OptCheapGradient, introduction_programs_scale_like_the_function) {
+  SourceFile intro;
+  for (const auto& f : corpus_files(e2e::source_dir())) {
+    if (f.name == "opt/intro") intro = f;
+  }
+  ASSERT_FALSE(intro.text.empty());
+  auto m = Module::from_string(intro.text, "intro.cot", optimized());
+  ASSERT_TRUE(m.ok()) << m.message();
+  for (const auto& c : candidates(intro.text)) {
+    Measurement small = measure(m.value(), "intro", c, 100, 1);
+    Measurement large = measure(m.value(), "intro", c, 1000, 1);
+    ASSERT_TRUE(small.holds()) << describe(small);
+    ASSERT_TRUE(large.holds()) << describe(large);
+    // The ratio to the function does not grow with n.
+    EXPECT_LE(large.ratio(), small.ratio() + 0.5) << describe(small) << "\n" << describe(large);
+    // The two programs of the introduction: ten times the size costs at most ten times as much
+    // (plus a constant), where differentiation with dense adjoints costs a hundred times.
+    if (c.fn == "traces" || c.fn == "row_col") {
+      EXPECT_LE(large.ops_vg, 10 * small.ops_vg + 10) << describe(small) << "\n" << describe(large);
+    }
+  }
+}
+
+TEST(OptCheapGradient, random_programs) {
+  int measured = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    adtest::RandomProgram p = adtest::random_program(seed);
+    SourceFile file{"random/" + std::to_string(seed), p.source};
+    measured += check_file(file, {3, 6}, seed);
+  }
+  EXPECT_GE(measured, 40);
+}
+
+}  // namespace
+}  // namespace cotangent::corpus

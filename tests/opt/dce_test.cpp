@@ -1,0 +1,190 @@
+// Dead-code elimination (src/opt/dce.h): unused statements in every block, unused results of
+// guards and ifs, dead loop state; saving loops keep their shape.
+#include "opt/dce.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "opt/opt_test_util.h"
+
+namespace cot {
+namespace {
+
+using cotangent::DType;
+using cotangent::Value;
+using opt_test::compile;
+using opt_test::expect_same_values;
+using opt_test::printed;
+using opt_test::run;
+using opt_test::run_pass;
+
+Value vec(std::vector<double> xs) {
+  Value v = Value::zeros(DType::F64, {static_cast<int64_t>(xs.size())});
+  for (size_t k = 0; k < xs.size(); ++k) v.f64_mut()[k] = xs[k];
+  return v;
+}
+
+ir::Program dce(const ir::Program& p, const std::string& fn) {
+  return run_pass(p, fn, opt::eliminate_dead_code, opt::dce_postcondition);
+}
+
+int count(const std::string& hay, const std::string& needle) {
+  int c = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++c;
+  return c;
+}
+
+TEST(OptDce, UnusedLetsGoTransitively) {
+  auto p = compile(R"(
+def f(x: f64) -> f64 {
+  let a = exp(x)
+  let b = a * 2.0
+  let c = x * 3.0
+  c
+}
+)");
+  auto q = dce(p, "f");
+  EXPECT_EQ(printed(q, "f"), R"(def f(x: f64) -> f64 {
+  let c = x * 3.0
+  c
+}
+)");
+  expect_same_values(p, q, "f", {Value::f64(0.5)});
+  EXPECT_EQ(run(p, "f", {Value::f64(0.5)}).ops, 3);
+  EXPECT_EQ(run(q, "f", {Value::f64(0.5)}).ops, 1);
+  EXPECT_TRUE(opt::dce_postcondition(p, *p.find("f")).has_value());
+}
+
+TEST(OptDce, NestedRegionsAndOuterStatementsOnlyTheyUsed) {
+  auto p = compile(R"(
+def g(x: f64[n], y: f64) -> f64[n] {
+  let e = exp(y)
+  for i. { let u = e * x[i]; x[i] * 2.0 }
+}
+)");
+  auto q = dce(p, "g");
+  const std::string out = printed(q, "g");
+  EXPECT_EQ(count(out, "exp("), 0) << out;
+  EXPECT_EQ(count(out, "e * "), 0) << out;
+  expect_same_values(p, q, "g", {vec({1, -2, 3}), Value::f64(0.25)});
+  EXPECT_EQ(run(q, "g", {vec({1, -2, 3}), Value::f64(0.25)}).ops, 3);
+}
+
+TEST(OptDce, DeadWorkThatWouldFailIsRemoved) {
+  auto p = compile(R"(
+def r(x: f64[n]) -> f64 {
+  let bad = x[n]
+  x[0]
+}
+)");
+  auto q = dce(p, "r");
+  EXPECT_FALSE(run(p, "r", {vec({1, 2})}).ok);
+  auto after = run(q, "r", {vec({1, 2})});
+  ASSERT_TRUE(after.ok) << after.error;
+  EXPECT_EQ(after.values, std::vector<double>{1});
+}
+
+TEST(OptDce, UnusedIfResultsAreDropped) {
+  auto p = compile(R"(
+def h(x: f64, y: f64, c: bool) -> f64 {
+  let (a, b) = if c then (exp(x), log(y)) else (x, sin(y))
+  a
+}
+)");
+  auto q = dce(p, "h");
+  const std::string out = printed(q, "h");
+  EXPECT_EQ(count(out, "log("), 0) << out;
+  EXPECT_EQ(count(out, "sin("), 0) << out;
+  EXPECT_EQ(count(out, "exp("), 1) << out;
+  for (bool c : {true, false}) {
+    expect_same_values(p, q, "h", {Value::f64(0.5), Value::f64(2.0), Value::boolean(c)});
+  }
+  EXPECT_EQ(run(q, "h", {Value::f64(0.5), Value::f64(2.0), Value::boolean(true)}).ops, 1);
+}
+
+TEST(OptDce, DeadLoopStateIsDropped) {
+  auto p = compile(R"(
+def l(x: f64, y: f64, k: i64) -> f64 {
+  let (a, b, c) = loop (a, b, c) = (x, y, 0.0) for t < k { (a * x, b * y + c, c + 1.0) }
+  a
+}
+)");
+  auto q = dce(p, "l");
+  EXPECT_EQ(printed(q, "l"), R"(def l(x: f64, y: f64, k: i64) -> f64 {
+  let a_14 = loop a = x for t < k {
+    let t9 = a * x
+    t9
+  }
+  a_14
+}
+)");
+  for (int64_t k : {0, 1, 5}) {
+    expect_same_values(p, q, "l", {Value::f64(1.5), Value::f64(0.5), Value::i64(k)});
+  }
+  EXPECT_EQ(run(q, "l", {Value::f64(1.5), Value::f64(0.5), Value::i64(5)}).ops, 5);
+}
+
+TEST(OptDce, LoopStateAnotherComponentReadsStays) {
+  auto p = compile(R"(
+def m(x: f64, y: f64, k: i64) -> f64 {
+  let (a, b) = loop (a, b) = (x, y) for t < k { (a + b, b * 2.0) }
+  a
+}
+def w(x: f64, y: f64) -> f64 {
+  let (a, b) = loop (a, b) = (x, y) while b < 10.0 { (a * 2.0, b + 1.0) }
+  a
+}
+)");
+  auto q = dce(p, "m");
+  EXPECT_EQ(printed(q, "m"), printed(p, "m"));
+  auto r = dce(p, "w");  // the condition reads b
+  EXPECT_EQ(printed(r, "w"), printed(p, "w"));
+}
+
+// A saving loop keeps its shape while any result is used; unused, it goes with its size.
+TEST(OptDce, SavingLoops) {
+  auto build = [](bool use_stack) {
+    ir::Program p;
+    p.sources = std::make_shared<SourceManager>();
+    ir::Function f;
+    f.name = "f";
+    ir::Builder b(f);
+    const ir::VarId x = b.param("x", Type::scalar(Scalar::F64));
+    auto l = b.loop_for_saving(
+        {ir::Atom::of(x), ir::Atom::of(x)}, ir::Atom::i64(3),
+        [&](const std::vector<ir::VarId>& s, ir::VarId) {
+          return std::vector<ir::Atom>{
+              ir::Atom::of(b.prim(Prim::Mul, {ir::Atom::of(s[0]), ir::Atom::of(x)})),
+              ir::Atom::of(b.prim(Prim::Add, {ir::Atom::of(s[1]), ir::Atom::of(x)}))};
+        });
+    const ir::VarId dead = b.prim(Prim::Exp, {ir::Atom::of(x)});
+    (void)dead;
+    if (use_stack) {
+      const ir::VarId r =
+          b.index(ir::Atom::of(l.stacks[0]), {ir::affine_index(Affine::constant(1))});
+      b.finish({ir::Atom::of(r)});
+    } else {
+      b.finish({ir::Atom::of(x)});
+    }
+    p.functions.push_back(f);
+    return p;
+  };
+  auto used = build(true);
+  auto q = dce(used, "f");
+  const ir::Function& g = *q.find("f");
+  ASSERT_EQ(g.body.stmts.size(), 2u) << printed(q, "f");
+  const auto& l = std::get<ir::LoopOp>(g.body.stmts[0].op);
+  EXPECT_TRUE(l.saves_states);
+  EXPECT_EQ(l.state.size(), 2u) << "a saving loop keeps its state";
+  EXPECT_EQ(g.body.stmts[0].results.size(), 5u);
+  expect_same_values(used, q, "f", {Value::f64(1.5)});
+
+  auto unused = build(false);
+  auto r = dce(unused, "f");
+  EXPECT_TRUE(r.find("f")->body.stmts.empty()) << printed(r, "f");
+  for (const auto& sv : r.find("f")->size_vars) EXPECT_NE(sv.param, -1) << sv.name;
+  expect_same_values(unused, r, "f", {Value::f64(1.5)});
+}
+
+}  // namespace
+}  // namespace cot

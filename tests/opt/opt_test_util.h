@@ -1,0 +1,103 @@
+// Helpers shared by the optimizer's tests: run one pass on a checked program, verify the IR and
+// the pass's postcondition, and compare values and costs before and after it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ad/ad_test_util.h"
+#include "cotangent/value.h"
+#include "interp/interpreter.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "opt/pass.h"
+
+namespace cot::opt_test {
+
+using ad_test::compile;
+using ad_test::rho;
+
+// `program` with function `fn` replaced by pass(program, fn). The result must verify and satisfy
+// `post` (when given); failures are reported as test failures.
+inline ir::Program run_pass(const ir::Program& program, const std::string& fn, opt::PassFn pass,
+                            opt::PostconditionFn post = nullptr) {
+  ir::Program out = program;
+  const ir::Function* f = program.find(fn);
+  if (f == nullptr) {
+    ADD_FAILURE() << "no function " << fn;
+    return out;
+  }
+  ir::Function g = pass(program, *f);
+  *out.find(fn) = std::move(g);
+  for (const auto& e : ir::verify_function(out, *out.find(fn))) {
+    ADD_FAILURE() << "verifier: " << e.message << "\n" << ir::print_function(out, *out.find(fn));
+  }
+  if (post != nullptr) {
+    if (auto broken = post(out, *out.find(fn))) {
+      ADD_FAILURE() << "postcondition: " << *broken << "\n"
+                    << ir::print_function(out, *out.find(fn));
+    }
+  }
+  return out;
+}
+
+inline std::string printed(const ir::Program& p, const std::string& fn) {
+  const ir::Function* f = p.find(fn);
+  return f == nullptr ? std::string("<no function " + fn + ">") : ir::print_function(p, *f);
+}
+
+// Every number in a value, flattened (tuples in order).
+inline void flatten(const cotangent::Value& v, std::vector<double>& out) {
+  if (v.is_tuple()) {
+    for (const auto& e : v.elems()) flatten(e, out);
+    return;
+  }
+  for (int64_t k = 0; k < v.numel(); ++k) out.push_back(v.element_as_f64(k));
+}
+
+struct Run {
+  bool ok = false;
+  std::string error;
+  std::vector<double> values;
+  int64_t ops = 0;
+};
+
+inline Run run(const ir::Program& p, const std::string& fn,
+               const std::vector<cotangent::Value>& args) {
+  interp::CostCounts cost;
+  auto r = interp::evaluate(p, fn, args, &cost);
+  Run out;
+  if (auto* d = std::get_if<Diagnostic>(&r)) {
+    out.error = d->message;
+    return out;
+  }
+  out.ok = true;
+  flatten(std::get<cotangent::Value>(r), out.values);
+  out.ops = cost.total();
+  return out;
+}
+
+// Evaluates `fn` in both programs: the values must agree within ρ ≤ tol (NaN matches NaN, an
+// infinity itself) and
+// the optimized program must not cost more operations than the original.
+inline void expect_same_values(const ir::Program& before, const ir::Program& after,
+                               const std::string& fn, const std::vector<cotangent::Value>& args,
+                               double tol = 1e-12) {
+  Run a = run(before, fn, args), b = run(after, fn, args);
+  ASSERT_TRUE(a.ok) << "before: " << a.error;
+  ASSERT_TRUE(b.ok) << "after: " << b.error << "\n" << printed(after, fn);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  for (size_t k = 0; k < a.values.size(); ++k) {
+    if (std::isnan(a.values[k]) && std::isnan(b.values[k])) continue;
+    if (a.values[k] == b.values[k]) continue;  // equal infinities, where ρ is NaN
+    EXPECT_LE(rho(a.values[k], b.values[k]), tol)
+        << "element " << k << ": " << a.values[k] << " vs " << b.values[k] << "\n"
+        << printed(after, fn);
+  }
+  EXPECT_LE(b.ops, a.ops) << "the pass made " << fn << " cost more\n" << printed(after, fn);
+}
+
+}  // namespace cot::opt_test

@@ -1,0 +1,136 @@
+// The pipeline itself: levels, fixed point, --dump-after, and that a pass which breaks the IR
+// or its own postcondition is reported with its name instead of producing a wrong program.
+#include "opt/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cotangent/cotangent.h"
+#include "opt/opt_test_util.h"
+
+namespace cot::opt {
+namespace {
+
+constexpr const char* kSource = R"(
+def f(x: f64[n]) -> f64 {
+  let A = diag(x)
+  trace(A) + trace(A)
+}
+)";
+
+// A pass that breaks the IR: it yields a variable nobody binds.
+ir::Function break_ir(const ir::Program&, const ir::Function& f) {
+  ir::Function g = f;
+  g.body.results = {ir::Atom::of(static_cast<ir::VarId>(g.vars.size() + 100))};
+  return g;
+}
+// A pass whose postcondition never holds.
+ir::Function identity(const ir::Program&, const ir::Function& f) {
+  return f;
+}
+std::optional<std::string> never(const ir::Program&, const ir::Function&) {
+  return std::string("never holds");
+}
+
+TEST(OptPipeline, level_zero_changes_nothing) {
+  ir::Program p = opt_test::compile(kSource);
+  PipelineOptions o;
+  o.level = 0;
+  auto r = optimize_function(p, *p.find("f"), o);
+  ASSERT_TRUE(std::holds_alternative<ir::Function>(r));
+  EXPECT_EQ(ir::print_function(p, std::get<ir::Function>(r)), opt_test::printed(p, "f"));
+}
+
+TEST(OptPipeline, level_two_inlines_and_keeps_values) {
+  ir::Program p = opt_test::compile(kSource);
+  auto r = optimize_function(p, *p.find("f"), PipelineOptions{});
+  ASSERT_TRUE(std::holds_alternative<ir::Function>(r)) << std::get<PipelineError>(r).message;
+  ir::Program q = p;
+  *q.find("f") = std::get<ir::Function>(r);
+  const std::string text = opt_test::printed(q, "f");
+  EXPECT_EQ(text.find("diag("), std::string::npos) << text;
+  EXPECT_EQ(text.find("trace("), std::string::npos) << text;
+  for (int64_t n : {1, 4, 9}) {
+    cotangent::Value x = cotangent::Value::zeros(cotangent::DType::F64, {n});
+    for (int64_t i = 0; i < n; ++i) x.f64_mut()[static_cast<size_t>(i)] = 0.5 * double(i) - 1.0;
+    opt_test::expect_same_values(p, q, "f", {x});
+  }
+}
+
+TEST(OptPipeline, a_pass_that_breaks_the_ir_is_named) {
+  ir::Program p = opt_test::compile(kSource);
+  std::vector<Pass> passes = {{"breaker", 1, break_ir, nullptr, "breaks the IR"}};
+  auto r = optimize_function(p, *p.find("f"), PipelineOptions{}, passes);
+  ASSERT_TRUE(std::holds_alternative<PipelineError>(r));
+  const auto& e = std::get<PipelineError>(r);
+  EXPECT_EQ(e.pass, "breaker");
+  EXPECT_EQ(e.function, "f");
+  EXPECT_NE(e.message.find("does not verify"), std::string::npos) << e.message;
+}
+
+TEST(OptPipeline, a_broken_postcondition_is_named) {
+  ir::Program p = opt_test::compile(kSource);
+  std::vector<Pass> passes = {{"liar", 1, identity, never, "claims a normal form"}};
+  auto r = optimize_function(p, *p.find("f"), PipelineOptions{}, passes);
+  ASSERT_TRUE(std::holds_alternative<PipelineError>(r));
+  EXPECT_EQ(std::get<PipelineError>(r).pass, "liar");
+  EXPECT_NE(std::get<PipelineError>(r).message.find("never holds"), std::string::npos);
+}
+
+TEST(OptPipeline, passes_above_the_level_do_not_run) {
+  ir::Program p = opt_test::compile(kSource);
+  std::vector<Pass> passes = {{"breaker", 2, break_ir, nullptr, "breaks the IR"}};
+  PipelineOptions o;
+  o.level = 1;
+  EXPECT_TRUE(std::holds_alternative<ir::Function>(optimize_function(p, *p.find("f"), o, passes)));
+}
+
+TEST(OptPipeline, dump_after_a_pass_and_after_all) {
+  ir::Program p = opt_test::compile(kSource);
+  std::vector<std::string> seen;
+  PipelineOptions o;
+  o.dump_after = "inline";
+  o.dump = [&](std::string_view pass, const ir::Program&, const ir::Function& f) {
+    seen.push_back(std::string(pass) + ":" + f.name);
+  };
+  ASSERT_TRUE(std::holds_alternative<ir::Function>(optimize_function(p, *p.find("f"), o)));
+  ASSERT_FALSE(seen.empty());
+  for (const auto& s : seen) EXPECT_EQ(s, "inline:f");
+  seen.clear();
+  o.dump_after = "all";
+  ASSERT_TRUE(std::holds_alternative<ir::Function>(optimize_function(p, *p.find("f"), o)));
+  // Every pass of the pipeline ran and was dumped at least once.
+  for (const auto& pass : pipeline_passes()) {
+    EXPECT_NE(std::find(seen.begin(), seen.end(), std::string(pass.name) + ":f"), seen.end())
+        << pass.name;
+  }
+}
+
+TEST(OptPipeline, every_pass_has_a_name_a_postcondition_and_a_summary) {
+  for (const auto& pass : pipeline_passes()) {
+    EXPECT_TRUE(is_pass_name(pass.name));
+    EXPECT_NE(pass.postcondition, nullptr) << pass.name;
+    EXPECT_FALSE(pass.summary.empty()) << pass.name;
+  }
+  EXPECT_FALSE(is_pass_name("no-such-pass"));
+  EXPECT_EQ(cotangent::optimizer_pass_names().size(), pipeline_passes().size());
+}
+
+// Through the public API: the module remembers its level; COTANGENT_OPT is only the default.
+TEST(OptPipeline, module_levels) {
+  for (int level : {0, 1, 2}) {
+    cotangent::LoadOptions o;
+    o.opt_level = level;
+    auto m = cotangent::Module::from_string(kSource, "f.cot", o);
+    ASSERT_TRUE(m.ok()) << m.message();
+    EXPECT_EQ(m.value().opt_level(), level);
+    auto v = m.value().evaluate("f", {cotangent::Value::zeros(cotangent::DType::F64, {3})});
+    ASSERT_TRUE(v.ok()) << v.message();
+    EXPECT_EQ(v.value().as_f64(), 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace cot::opt
