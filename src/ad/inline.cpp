@@ -113,8 +113,7 @@ class Inliner {
 
 }  // namespace
 
-ir::Function inline_calls(const ir::Program& program, const std::string& name,
-                          bool keep_unbuilt) {
+ir::Function inline_calls(const ir::Program& program, const std::string& name, bool keep_unbuilt) {
   const ir::Function* f = program.find(name);
   if (f == nullptr) bug(name + " is not in the program");
   if (!has_body(*f)) bug(name + " has no body (a derived function not built yet)");

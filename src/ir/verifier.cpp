@@ -544,7 +544,8 @@ class FunctionVerifier {
   // reverse-over-reverse split). Where it is used, it must be in scope (check_size).
   void check_dynamic_sizes_bound() {
     for (const auto& sv : f_.size_vars) {
-      const bool is_param = std::find(f_.params.begin(), f_.params.end(), sv.var) != f_.params.end();
+      const bool is_param =
+          std::find(f_.params.begin(), f_.params.end(), sv.var) != f_.params.end();
       if (sv.param == -1 && valid(sv.var) && (!bound_[static_cast<size_t>(sv.var)] || is_param)) {
         error("dynamic size variable " + sv.name + " is not bound by any statement");
       }
