@@ -1,6 +1,9 @@
 #include "opt/iverson.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -341,6 +344,117 @@ bool uses_var(const ir::Block& b, ir::VarId v) {
   return found;
 }
 
+// Calls `fn(block, facts)` for every region of `s` with the facts that hold inside it: the
+// ranges of index variables, the constraints of a guard, the bounds of a for-loop's counter.
+template <class StmtT, class Fn>
+void for_each_region_with_facts(const ir::Function& f, StmtT& s, const Facts& facts, Fn&& fn) {
+  std::visit(
+      [&](auto& op) {
+        using T = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                      std::is_same_v<T, ir::AccumOp>) {
+          Facts inner = facts;
+          add_range_facts(f, op.ivars, inner);
+          fn(op.body, inner);
+        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
+          Facts inner = facts;
+          add_pred_facts(op.pred, inner);
+          fn(op.body, inner);
+        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+          fn(op.cond, facts);
+          Facts inner = facts;
+          if (!op.is_while && op.iter >= 0) {
+            inner.push_back(Affine::var(op.iter));
+            std::optional<Affine> last;
+            if (op.count.is_var) {
+              last = Affine::sub(Affine::var(op.count.var), Affine::var(op.iter));
+            } else if (op.count.lit.type == Scalar::I64) {
+              last = Affine::sub(Affine::constant(op.count.lit.integer), Affine::var(op.iter));
+            }
+            if (last) last = Affine::add(*last, Affine::constant(-1));
+            if (last) inner.push_back(*last);
+          }
+          fn(op.body, inner);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          fn(op.then_branch, facts);
+          fn(op.else_branch, facts);
+        }
+      },
+      s.op);
+}
+
+// Every integer point of `facts` that satisfies p satisfies q: each conjunct of q is a
+// conjunct of p, or is affine and implied by the facts and p's affine conjuncts.
+bool pred_implies(const Facts& facts, const Pred& p, const Pred& q) {
+  std::vector<Pred> kp, kq;
+  flatten_conj(p, kp);
+  flatten_conj(q, kq);
+  Facts all = facts;
+  for (const auto& k : kp) {
+    if (k.kind == Pred::Kind::False) return true;
+    push_affine(k, all);
+  }
+  if (!fm::feasible(all)) return true;  // p never holds here
+  for (const auto& c : kq) {
+    if (c.kind == Pred::Kind::True) continue;
+    bool ok = false;
+    for (const auto& k : kp) ok = ok || k == c;
+    if (!ok && is_affine_kind(c)) ok = implied(all, c);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool preds_equivalent(const Facts& facts, const Pred& p, const Pred& q) {
+  return p == q || (pred_implies(facts, p, q) && pred_implies(facts, q, p));
+}
+
+// A product of guards in a block: b.stmts[mul] is `t = g1 * g2` (real, scalar) where g1 and g2
+// are the single results of the guards b.stmts[guard[0]] and b.stmts[guard[1]] (in the order of
+// the factors), each read only by this multiplication, with predicates equivalent under the
+// facts.
+struct GuardProduct {
+  size_t mul = 0;
+  size_t guard[2] = {0, 0};
+};
+
+std::optional<GuardProduct> find_guard_product(const ir::Function& f, const ir::Block& b,
+                                               const Facts& facts) {
+  std::unordered_map<ir::VarId, size_t> guard_of;  // single guard result -> its statement
+  std::optional<std::unordered_map<ir::VarId, int>> uses;
+  for (size_t k = 0; k < b.stmts.size(); ++k) {
+    const ir::Stmt& s = b.stmts[k];
+    if (s.as<ir::GuardOp>() != nullptr) {
+      if (s.results.size() == 1) guard_of[s.results[0]] = k;
+      continue;
+    }
+    const auto* m = s.as<ir::PrimOp>();
+    if (m == nullptr || m->prim != Prim::Mul || m->args.size() != 2 || s.results.size() != 1)
+      continue;
+    const Type& t = f.type_of(s.results[0]);
+    if (!t.is_scalar() || !is_real(t.elem)) continue;
+    const ir::Atom& a = m->args[0];
+    const ir::Atom& c = m->args[1];
+    if (!a.is_var || !c.is_var || a.var == c.var) continue;
+    auto ia = guard_of.find(a.var), ic = guard_of.find(c.var);
+    if (ia == guard_of.end() || ic == guard_of.end()) continue;
+    if (!uses) {
+      uses.emplace();
+      ir::for_each_use(b, [&](ir::VarId v) { ++(*uses)[v]; });
+    }
+    if ((*uses)[a.var] != 1 || (*uses)[c.var] != 1) continue;
+    const auto& ga = *b.stmts[ia->second].as<ir::GuardOp>();
+    const auto& gc = *b.stmts[ic->second].as<ir::GuardOp>();
+    if (!preds_equivalent(facts, ga.pred, gc.pred)) continue;
+    GuardProduct out;
+    out.mul = k;
+    out.guard[0] = ia->second;
+    out.guard[1] = ic->second;
+    return out;
+  }
+  return std::nullopt;
+}
+
 class Rewriter {
  public:
   explicit Rewriter(ir::Function& f) : f_(f) {}
@@ -364,42 +478,41 @@ class Rewriter {
     }
     b.stmts = std::move(out);
     if (!subst.empty()) substitute_uses(b, subst);
+    // After the substitutions, so that the use counts are those of the block as it stands.
+    while (auto prod = find_guard_product(f_, b, facts)) {
+      changed_ = true;
+      multiply_guards(b, *prod);
+    }
+  }
+
+  // t = ([p] * { S1; e1 }) * ([q] * { S2; e2 })  ->  t = [p] * { S1; S2; e1 * e2 }, where the
+  // multiplication stood (the bodies in the order the guards stood in).
+  void multiply_guards(ir::Block& b, const GuardProduct& prod) {
+    ir::Stmt& ms = b.stmts[prod.mul];
+    const ir::VarId t = ms.results[0];
+    const Span span = ms.span;
+    auto& g0 = *b.stmts[prod.guard[0]].as<ir::GuardOp>();
+    auto& g1 = *b.stmts[prod.guard[1]].as<ir::GuardOp>();
+    ir::GuardOp merged;
+    merged.pred = g0.pred;
+    auto& first = prod.guard[0] < prod.guard[1] ? g0 : g1;
+    auto& second = prod.guard[0] < prod.guard[1] ? g1 : g0;
+    for (auto& st : first.body.stmts) merged.body.stmts.push_back(std::move(st));
+    for (auto& st : second.body.stmts) merged.body.stmts.push_back(std::move(st));
+    const ir::VarId m = f_.new_var(f_.vars[static_cast<size_t>(t)].name, f_.type_of(t));
+    merged.body.stmts.push_back(
+        ir::Stmt{{m}, ir::PrimOp{Prim::Mul, {g0.body.results[0], g1.body.results[0]}}, span});
+    merged.body.results.push_back(ir::Atom::of(m));
+    ms = ir::Stmt{{t}, std::move(merged), span};
+    const size_t hi = std::max(prod.guard[0], prod.guard[1]);
+    const size_t lo = std::min(prod.guard[0], prod.guard[1]);
+    b.stmts.erase(b.stmts.begin() + static_cast<std::ptrdiff_t>(hi));
+    b.stmts.erase(b.stmts.begin() + static_cast<std::ptrdiff_t>(lo));
   }
 
   void nested(ir::Stmt& s, const Facts& facts) {
-    std::visit(
-        [&](auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::AccumOp>) {
-            Facts inner = facts;
-            add_range_facts(f_, op.ivars, inner);
-            block(op.body, inner);
-          } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-            Facts inner = facts;
-            add_pred_facts(op.pred, inner);
-            block(op.body, inner);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            block(op.cond, facts);
-            Facts inner = facts;
-            if (!op.is_while && op.iter >= 0) {
-              inner.push_back(Affine::var(op.iter));
-              std::optional<Affine> last;
-              if (op.count.is_var) {
-                last = Affine::sub(Affine::var(op.count.var), Affine::var(op.iter));
-              } else if (op.count.lit.type == Scalar::I64) {
-                last = Affine::sub(Affine::constant(op.count.lit.integer), Affine::var(op.iter));
-              }
-              if (last) last = Affine::add(*last, Affine::constant(-1));
-              if (last) inner.push_back(*last);
-            }
-            block(op.body, inner);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            block(op.then_branch, facts);
-            block(op.else_branch, facts);
-          }
-        },
-        s.op);
+    for_each_region_with_facts(f_, s, facts,
+                               [&](ir::Block& b, const Facts& inner) { block(b, inner); });
   }
 
   static ir::Atom resolve(const Substitution& subst, ir::Atom a) {
@@ -591,7 +704,8 @@ ir::Function simplify_brackets(const ir::Program&, const ir::Function& f) {
 
 namespace {
 
-std::optional<std::string> check_block(const ir::Function& f, const ir::Block& b) {
+std::optional<std::string> check_block(const ir::Function& f, const ir::Block& b,
+                                       const Facts& facts) {
   for (const auto& s : b.stmts) {
     std::optional<std::string> broken;
     std::visit(
@@ -620,22 +734,13 @@ std::optional<std::string> check_block(const ir::Function& f, const ir::Block& b
         s.op);
     if (broken) return broken;
     std::optional<std::string> inner;
-    std::visit(
-        [&](const auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::AccumOp> || std::is_same_v<T, ir::GuardOp>) {
-            inner = check_block(f, op.body);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            inner = check_block(f, op.cond);
-            if (!inner) inner = check_block(f, op.body);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            inner = check_block(f, op.then_branch);
-            if (!inner) inner = check_block(f, op.else_branch);
-          }
-        },
-        s.op);
+    for_each_region_with_facts(f, s, facts, [&](const ir::Block& r, const Facts& rf) {
+      if (!inner) inner = check_block(f, r, rf);
+    });
     if (inner) return inner;
+  }
+  if (find_guard_product(f, b, facts)) {
+    return "a product of two guards with equivalent predicates is left";
   }
   return std::nullopt;
 }
@@ -643,7 +748,9 @@ std::optional<std::string> check_block(const ir::Function& f, const ir::Block& b
 }  // namespace
 
 std::optional<std::string> iverson_postcondition(const ir::Program&, const ir::Function& f) {
-  return check_block(f, f.body);
+  Facts facts;
+  for (const auto& sv : f.size_vars) facts.push_back(Affine::var(sv.var));
+  return check_block(f, f.body, facts);
 }
 
 }  // namespace cot::opt

@@ -17,6 +17,14 @@
 //              the reduce keeps the summed variables that are not solved
 //   empty      a sum over an empty constant range, or of a strong zero, is a strong zero (a
 //              False guard); gen and accum over an empty constant range get a trivial body
+//   product    t = g1 * g2 with g1 = [p] * { S1; e1 } and g2 = [q] * { S2; e2 } bound in t's block,
+//              each read only by t, t real, and p and q equivalent under the facts (each implies
+//              the other, Fourier–Motzkin)  ->  t = [p] * { S1; S2; e1 * e2 }, where t stood.
+//              Where p is false both factors are strong zeros and so is t (the value 0 either
+//              way, one multiplication less); where it holds the same work runs. Guards with
+//              different predicates are left: 0.0 * NaN is NaN, so neither side may be dropped.
+//              After fusion, sum l. ([i == l] * x[i]) * ([l == i] * y[l]) becomes one guard
+//              that sum/eq then eliminates (the trace of diag(x) * diag(y) in O(n))
 //
 // max/min reductions are left as they are. Every rewrite keeps values, strong zeros and the
 // interpreter's cost model: the eliminated sum has at most one live term, which costs nothing
@@ -36,7 +44,8 @@ namespace cot::opt {
 ir::Function simplify_brackets(const ir::Program& program, const ir::Function& f);
 // No guard with a constant predicate except False-guards with trivial bodies, no directly nested
 // mergeable guards, no sum whose guard fixes a summed variable by a unit-coefficient equality,
-// no sum over an empty constant range.
+// no sum over an empty constant range, no mergeable product of two guards (under the facts of
+// its block).
 std::optional<std::string> iverson_postcondition(const ir::Program& program, const ir::Function& f);
 
 // --- helpers shared with the other passes of this family (partial_eval) --------------------

@@ -15,6 +15,8 @@
 #include "ad/derive.h"
 #include "ad/inline.h"
 #include "ad/random_program.h"
+#include "opt/fuse.h"
+#include "opt/inline.h"
 #include "opt/opt_test_util.h"
 #include "opt/partial_eval.h"
 #include "opt/simplify.h"
@@ -318,6 +320,132 @@ def mix(x: f64[n], y: f32[n], idx: i64[k], s: i64) -> (f64, f32, f64[4], i64) {
   auto id = idx.i64_mut();
   id[0] = 0, id[1] = 3, id[2] = 0;
   for (int64_t s : {0, 2, 4}) expect_same_values(p, q, "mix", {ramp(4), y, idx, Value::i64(s)});
+}
+
+// The product of two guards with equivalent predicates is one guard: after fusion the trace of
+// diag(x) * diag(y) multiplies ([i == l] * x[i]) * ([l == i] * y[l]) at all n² points (i, l);
+// as one guard, sum/eq eliminates l and n multiplications are left.
+TEST(OptIverson, product_of_guards_with_equivalent_predicates) {
+  ir::Program p = compile(R"(
+def f(x: f64[n], y: f64[n]) -> f64 {
+  let A = for i, j: n. [i == j] * x[i]
+  let B = for i, j: n. [i == j] * y[i]
+  sum i. sum l. A[i, l] * B[l, i]
+}
+)");
+  ir::Program inl = opt_test::run_pass(p, "f", opt::inline_functions);
+  ir::Program fused = opt_test::run_pass(inl, "f", opt::fuse_producers, opt::fuse_postcondition);
+  // Before the pass, the postcondition sees the product.
+  auto broken = opt::iverson_postcondition(fused, *fused.find("f"));
+  ASSERT_TRUE(broken.has_value()) << printed(fused, "f");
+  EXPECT_TRUE(contains(*broken, "product of two guards")) << *broken;
+  ir::Program q = iverson(fused, "f");
+  const std::string out = printed(q, "f");
+  EXPECT_EQ(out,
+            "def f(x: f64[n], y: f64[n]) -> f64 {\n"
+            "  let t19 = sum i_13: n. {\n"
+            "    let t25 = x[i_13]\n"
+            "    let t26 = y[i_13]\n"
+            "    let t27 = t25 * t26\n"
+            "    t27\n"
+            "  }\n"
+            "  t19\n"
+            "}\n")
+      << printed(fused, "f");
+  EXPECT_EQ(count(out, "sum"), 1) << out;
+  EXPECT_EQ(count(out, "] * {"), 0) << out;  // 0 <= i < n: the bracket [0 <= i < n] goes too
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t n : {0, 1, 2, 5, 9}) {
+    expect_same_values(p, q, "f", {ramp(n), ramp(n, -0.75)});
+    expect_same_values(fused, q, "f", {ramp(n), ramp(n, -0.75)});
+  }
+  const std::vector<std::pair<std::vector<double>, std::vector<double>>> special = {
+      {{1.0, 2.0, 3.0}, {0.5, inf, -1.0}},           // inf
+      {{1.0, 0.0, 3.0}, {0.5, inf, -1.0}},           // 0 * inf on the diagonal: NaN
+      {{1.0, 2.0, 3.0, 4.0}, {nan, 1.0, 2.0, 3.0}},  // NaN on the diagonal
+      {{1.0, 2.0, 3.0, 4.0}, {1.0, 2.0, 3.0, nan}}, {{-inf, 2.0}, {1.0, -inf}},
+  };
+  for (const auto& [xs, ys] : special) {
+    expect_same_values(p, q, "f", {vec(xs), vec(ys)});
+    expect_same_values(fused, q, "f", {vec(xs), vec(ys)});
+  }
+  // NaN in y stays NaN, and is not spread: off the diagonal both factors are strong zeros.
+  EXPECT_TRUE(std::isnan(run(q, "f", {ramp(4), vec({nan, 1.0, 2.0, 3.0})}).values.at(0)));
+  EXPECT_EQ(run(q, "f", {vec({1.0, 2.0}), vec({3.0, 4.0})}).values.at(0), 11.0);
+  // O(n²) multiplications before, O(n) after.
+  for (int64_t n : {4, 16, 64}) {
+    const int64_t before = ops(fused, "f", {ramp(n), ramp(n)});
+    const int64_t after = ops(q, "f", {ramp(n), ramp(n)});
+    EXPECT_GE(before, n * n) << n;
+    EXPECT_EQ(after, 2 * n - 1) << n;  // n multiplications, n - 1 additions
+  }
+}
+
+// The factors are bound by `let`: a product written out, ([p] * a) * ([q] * b), is one guard
+// [p && q] * (a * b) already in the language (docs/language.md, Iverson products).
+//
+// Predicates equivalent only under the facts (and written differently) still merge; a factor
+// read twice is left.
+TEST(OptIverson, product_of_guards_needs_equivalence_and_single_uses) {
+  ir::Program p = compile(R"(
+def eqv(x: f64[n], y: f64[n]) -> f64[n, n] {
+  for i: n, l: n. {
+    let a = [i <= l && l <= i] * x[i]
+    let b = [l == i && i < n] * y[l]
+    a * b
+  }
+}
+def twice(x: f64[n], y: f64[n]) -> f64[n, n] {
+  for i: n, l: n. {
+    let a = [i == l] * x[i]
+    let b = [l == i] * y[l]
+    a * b + a
+  }
+}
+)");
+  ir::Program q = iverson(p, "eqv");
+  const std::string out = printed(q, "eqv");
+  EXPECT_EQ(count(out, "] * {"), 1) << out;
+  EXPECT_EQ(count(out, " * "), 2) << out;  // the bracket and one multiplication inside it
+  ir::Program r = iverson(p, "twice");
+  const std::string tw = printed(r, "twice");
+  EXPECT_EQ(count(tw, "] * {"), 2) << tw;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t n : {1, 3, 6}) {
+    expect_same_values(p, q, "eqv", {ramp(n), ramp(n, 2.0)});
+    expect_same_values(p, r, "twice", {ramp(n), ramp(n, 2.0)});
+  }
+  expect_same_values(p, q, "eqv", {ramp(3), vec({nan, 1.0, nan})});
+  EXPECT_EQ(ops(p, "eqv", {ramp(6), ramp(6)}), 36);  // a multiplication at every point
+  EXPECT_EQ(ops(q, "eqv", {ramp(6), ramp(6)}), 6);   // on the diagonal only
+}
+
+// Different predicates: [i == l] implies [i <= l] but not the converse, and where i < l the
+// product is 0.0 * y[l], which is NaN when y[l] is. The pass leaves the program as it is.
+TEST(OptIverson, product_of_guards_with_different_predicates_is_left) {
+  ir::Program p = compile(R"(
+def g(x: f64[n], y: f64[n]) -> f64 {
+  sum i. sum l: n. {
+    let a = [i == l] * x[i]
+    let b = [i <= l] * y[l]
+    a * b
+  }
+}
+)");
+  ir::Program q = iverson(p, "g");
+  EXPECT_EQ(printed(q, "g"), printed(p, "g"));
+  EXPECT_EQ(count(printed(q, "g"), "] * {"), 2) << printed(q, "g");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t n : {1, 3, 5}) expect_same_values(p, q, "g", {ramp(n), ramp(n, -1.5)});
+  // y[1] = NaN is read at (i, l) = (0, 1), where the first factor is a strong zero: NaN.
+  auto r = run(q, "g", {ramp(3), vec({1.0, nan, 2.0})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(std::isnan(r.values.at(0)));
+  expect_same_values(p, q, "g", {ramp(3), vec({1.0, nan, 2.0})});
+  expect_same_values(p, q, "g", {ramp(3), vec({1.0, 2.0, inf})});
+  EXPECT_TRUE(std::isnan(run(q, "g", {ramp(3), vec({1.0, 2.0, inf})}).values.at(0)));
 }
 
 // Any valid IR: random programs of the AD tests (loops, while, if, accum, tuples, computed

@@ -78,6 +78,30 @@ def traces(x: f64[n]) -> f64 {
             "}\n");
 }
 
+// briefs/000 EX-12: the gradient of a row times a column of diag(x) is Gen i. [i = 0] 2 x[0] dy.
+TEST(OptPrintedDerivatives, row_times_column_of_diag_is_one_hot) {
+  const char* src = R"(
+def row_col(x: f64[n]) -> f64 {
+  let A = diag(x)
+  dot(for i. A[i, 0], for j. A[0, j])
+}
+)";
+  EXPECT_EQ(derivative(src, "row_col", DerivativeKind::Vjp),
+            "# vjp(row_col, x), as the compiler builds it\n"
+            "def vjp_row_col_x(x: f64[n], ct: f64) -> f64[n] {\n"
+            "  let t1 = for j: n. {\n"
+            "    let t2 = [j == 0] * {\n"
+            "      let t3 = x[0]\n"
+            "      let t4 = t3 * ct\n"
+            "      let t5 = t4 + t4\n"
+            "      t5\n"
+            "    }\n"
+            "    t2\n"
+            "  }\n"
+            "  t1\n"
+            "}\n");
+}
+
 // briefs/000 EX-3: the adjoint of a valid convolution is a correlation with range guards.
 TEST(OptPrintedDerivatives, adjoint_of_a_valid_convolution_is_a_guarded_correlation) {
   const char* src = R"(
