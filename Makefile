@@ -56,5 +56,15 @@ fuzz: fuzz-short
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
+# Benchmarks (docs/benchmarks.md): the op-count ratios over the corpus and the scaling of the
+# introduction programs beside PyTorch, built in their own directory; refreshes the tables of
+# docs/benchmarks.md and docs/img/intro_scaling.png in place.
+BENCH_BUILD ?= build-bench
+.PHONY: bench
+bench: deps
+	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_cost_ratios.sh
+	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_intro_scaling.sh
+	python3 bench/update_docs.py $(BENCH_BUILD)/results docs/benchmarks.md
+
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
