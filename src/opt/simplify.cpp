@@ -171,28 +171,7 @@ class Simplifier {
 
   void resolve_operands(ir::Stmt& s) {
     if (check_only_) return;
-    std::visit(
-        [&](auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
-            for (auto& a : op.args) a = resolve(a);
-          } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
-            for (auto& a : op.elems) a = resolve(a);
-          } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
-            op.tuple = resolve(op.tuple);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            op.cond = resolve(op.cond);
-          } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
-            op.tensor = resolve(op.tensor);
-            for (auto& ix : op.indices) {
-              if (!ix.is_affine) ix.computed = resolve(ix.computed);
-            }
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            for (auto& a : op.init) a = resolve(a);
-            op.count = resolve(op.count);
-          }
-        },
-        s.op);
+    map_direct_operands(s.op, [&](const ir::Atom& a) { return resolve(a); });
   }
 
   void nested(ir::Stmt& s) {

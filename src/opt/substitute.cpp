@@ -118,6 +118,31 @@ Pred substitute_pred(const Pred& p, const Substitution& map) {
   return p;
 }
 
+void map_direct_operands(ir::Op& op, const std::function<ir::Atom(const ir::Atom&)>& f) {
+  std::visit(
+      [&](auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
+          for (auto& a : o.args) a = f(a);
+        } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
+          for (auto& a : o.elems) a = f(a);
+        } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
+          o.tuple = f(o.tuple);
+        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+          o.cond = f(o.cond);
+        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
+          o.tensor = f(o.tensor);
+          for (auto& ix : o.indices) {
+            if (!ix.is_affine) ix.computed = f(ix.computed);
+          }
+        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+          for (auto& a : o.init) a = f(a);
+          o.count = f(o.count);
+        }
+      },
+      op);
+}
+
 void substitute_uses(ir::Block& block, const Substitution& map) {
   if (map.empty()) return;
   on_block(block, map);

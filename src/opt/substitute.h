@@ -3,6 +3,7 @@
 // and drops y's statement).
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 
 #include "ir/ir.h"
@@ -19,6 +20,12 @@ using Substitution = std::unordered_map<ir::VarId, ir::Atom>;
 // positions, or a fold that overflows, is a std::logic_error (a compiler bug). Replacements
 // are applied once (not transitively): resolve chains before calling.
 void substitute_uses(ir::Block& block, const Substitution& map);
+
+// Replaces each operand atom the operation itself reads (not those of nested regions, not the
+// variables of affine indices and predicates) by f(atom): primitive and call arguments, tuple
+// elements, the projected tuple, an if condition, the read tensor and computed indices, a loop's
+// initial state and trip count.
+void map_direct_operands(ir::Op& op, const std::function<ir::Atom(const ir::Atom&)>& f);
 
 // The same for one predicate (folding True/False where an atom became a literal).
 Pred substitute_pred(const Pred& p, const Substitution& map);
