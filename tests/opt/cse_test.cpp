@@ -19,11 +19,7 @@ using opt_test::printed;
 using opt_test::run;
 using opt_test::run_pass;
 
-Value vec(std::vector<double> xs) {
-  Value v = Value::zeros(DType::F64, {static_cast<int64_t>(xs.size())});
-  for (size_t k = 0; k < xs.size(); ++k) v.f64_mut()[k] = xs[k];
-  return v;
-}
+using opt_test::vec;
 
 Value mat(int64_t n, double seed) {
   Value v = Value::zeros(DType::F64, {n, n});
@@ -38,11 +34,7 @@ ir::Program cse(const ir::Program& p, const std::string& fn) {
 }
 
 // How many times `needle` occurs in `hay`.
-int count(const std::string& hay, const std::string& needle) {
-  int c = 0;
-  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++c;
-  return c;
-}
+using opt_test::count;
 
 TEST(OptCse, ThreeTracesAfterInliningAreOneSum) {
   auto p = compile("def f(A: f64[n, n]) -> f64 { trace(A) + trace(A) + trace(A) }\n");

@@ -39,11 +39,7 @@ ir::Program fused(const ir::Program& p, const std::string& fn) {
   return run_pass(p, fn, opt::fuse_producers, opt::fuse_postcondition);
 }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using opt_test::count;
 
 Value vec(int n, double scale = 1.0) {
   std::vector<double> xs;

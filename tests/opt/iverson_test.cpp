@@ -57,11 +57,7 @@ int64_t ops(const ir::Program& p, const std::string& fn, const std::vector<Value
 }
 
 // How many times `part` occurs in `s`.
-int count(const std::string& s, const std::string& part) {
-  int n = 0;
-  for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
-  return n;
-}
+using opt_test::count;
 
 // The example from the AD: after fusion, the transposed trace of diag(x) is this; brackets
 // and the sum go away entirely.

@@ -19,21 +19,13 @@ using opt_test::printed;
 using opt_test::run;
 using opt_test::run_pass;
 
-Value vec(std::vector<double> xs) {
-  Value v = Value::zeros(DType::F64, {static_cast<int64_t>(xs.size())});
-  for (size_t k = 0; k < xs.size(); ++k) v.f64_mut()[k] = xs[k];
-  return v;
-}
+using opt_test::vec;
 
 ir::Program norm(const ir::Program& p, const std::string& fn) {
   return run_pass(p, fn, opt::normalize_loops, opt::loop_normalize_postcondition);
 }
 
-int count(const std::string& hay, const std::string& needle) {
-  int c = 0;
-  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++c;
-  return c;
-}
+using opt_test::count;
 
 TEST(OptLoopNormalize, InvariantStateBecomesFree) {
   auto p = compile(R"(

@@ -44,6 +44,20 @@ inline ir::Program run_pass(const ir::Program& program, const std::string& fn, o
   return out;
 }
 
+// How many times `what` occurs in `text` (overlapping occurrences count).
+inline int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// An f64 vector.
+inline cotangent::Value vec(const std::vector<double>& xs) {
+  cotangent::Value v = cotangent::Value::zeros(cotangent::DType::F64, {int64_t(xs.size())});
+  for (size_t k = 0; k < xs.size(); ++k) v.f64_mut()[k] = xs[k];
+  return v;
+}
+
 inline std::string printed(const ir::Program& p, const std::string& fn) {
   const ir::Function* f = p.find(fn);
   return f == nullptr ? std::string("<no function " + fn + ">") : ir::print_function(p, *f);
