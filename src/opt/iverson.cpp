@@ -12,27 +12,16 @@
 #include "index/fourier_motzkin.h"
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
+#include "opt/static_cost.h"
 #include "opt/substitute.h"
 
 namespace cot::opt {
 
 using Facts = std::vector<Affine>;
 
+// An extent as an affine expression over the size variables' i64 variables (static_cost.h).
 std::optional<Affine> extent_affine(const ir::Function& f, const SizeExpr& e) {
-  auto lin = e.as_linear();
-  if (!lin) return std::nullopt;
-  Affine a = Affine::constant(lin->constant);
-  for (const auto& [name, c] : lin->terms) {
-    ir::VarId var = -1;
-    for (const auto& sv : f.size_vars) {
-      if (sv.name == name) var = sv.var;
-    }
-    if (var < 0) return std::nullopt;
-    auto s = Affine::add(a, Affine::var(var, c));
-    if (!s) return std::nullopt;
-    a = *s;
-  }
-  return a;
+  return size_affine(f, e);
 }
 
 void add_range_facts(const ir::Function& f, const std::vector<ir::IndexVar>& ivars, Facts& facts) {
