@@ -1,5 +1,7 @@
 #include "ir/uses.h"
 
+#include "ir/regions.h"
+
 namespace cot::ir {
 namespace {
 
@@ -15,25 +17,6 @@ void pred_use(const Pred& p, const std::function<void(VarId)>& use) {
   std::vector<int32_t> vs;
   p.collect_vars(vs);
   for (auto v : vs) use(v);
-}
-
-template <class F>
-void for_each_region(const Op& op, F&& f) {
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, GenOp> || std::is_same_v<T, ReduceOp> ||
-                      std::is_same_v<T, GuardOp> || std::is_same_v<T, AccumOp>) {
-          f(o.body);
-        } else if constexpr (std::is_same_v<T, LoopOp>) {
-          if (o.is_while) f(o.cond);
-          f(o.body);
-        } else if constexpr (std::is_same_v<T, IfOp>) {
-          f(o.then_branch);
-          f(o.else_branch);
-        }
-      },
-      op);
 }
 
 }  // namespace
@@ -73,7 +56,7 @@ void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use) {
 void for_each_use(const Block& block, const std::function<void(VarId)>& use) {
   for (const auto& s : block.stmts) {
     for_each_direct_use(s.op, use);
-    for_each_region(s.op, [&](const Block& b) { for_each_use(b, use); });
+    for_each_region(s, [&](const Block& b) { for_each_use(b, use); });
   }
   for (const auto& a : block.results) atom_use(a, use);
 }
@@ -81,7 +64,7 @@ void for_each_use(const Block& block, const std::function<void(VarId)>& use) {
 void for_each_call(const Block& block, const std::function<void(const std::string&)>& callee) {
   for (const auto& s : block.stmts) {
     if (const auto* c = s.as<CallOp>()) callee(c->callee);
-    for_each_region(s.op, [&](const Block& b) { for_each_call(b, callee); });
+    for_each_region(s, [&](const Block& b) { for_each_call(b, callee); });
   }
 }
 
@@ -107,7 +90,7 @@ void for_each_direct_size(const Op& op, const std::function<void(const SizeExpr&
 void for_each_size(const Block& block, const std::function<void(const SizeExpr&)>& size) {
   for (const auto& s : block.stmts) {
     for_each_direct_size(s.op, size);
-    for_each_region(s.op, [&](const Block& b) { for_each_size(b, size); });
+    for_each_region(s, [&](const Block& b) { for_each_size(b, size); });
   }
 }
 

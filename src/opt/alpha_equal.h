@@ -16,10 +16,9 @@
 #pragma once
 
 #include <cstddef>
-#include <type_traits>
-#include <variant>
 
 #include "ir/ir.h"
+#include "ir/regions.h"
 
 namespace cot::opt {
 
@@ -33,25 +32,6 @@ size_t alpha_hash(const ir::Function& f, const ir::Stmt& s);
 // Whether p is a primitive whose two operands may be swapped (+, *, max, min, ==, !=, &&, ||).
 bool is_commutative(Prim p);
 
-// Calls fn(block) for every region of a statement (a while-loop's condition before its body,
-// an if's then-branch before its else-branch). Works on const and non-const statements.
-template <class StmtT, class Fn>
-void for_each_region(StmtT& s, Fn&& fn) {
-  std::visit(
-      [&](auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
-          fn(o.body);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          if (o.is_while) fn(o.cond);
-          fn(o.body);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          fn(o.then_branch);
-          fn(o.else_branch);
-        }
-      },
-      s.op);
-}
+using ir::for_each_region;
 
 }  // namespace cot::opt
