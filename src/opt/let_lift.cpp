@@ -1,9 +1,11 @@
 #include "opt/let_lift.h"
 
 #include <utility>
+#include <vector>
 
 #include "ir/printer.h"
-#include "opt/alpha_equal.h"
+#include "ir/regions.h"
+#include "opt/loop_fission.h"
 
 namespace cot::opt {
 namespace {
@@ -71,7 +73,7 @@ class LetLift {
 
   void block(ir::Block& b) {
     for (auto& s : b.stmts) {
-      for_each_region(s, [&](ir::Block& r) { block(r); });
+      ir::for_each_region(s, [&](ir::Block& r) { block(r); });
       flatten(s);
     }
   }
@@ -125,7 +127,7 @@ const ir::Stmt* first_nested(const ir::Function& f, ir::Block& b) {
     Nested n;
     if (gen_of_gen(s, n) || sum_of_sum(f, s, n)) return &s;
     const ir::Stmt* found = nullptr;
-    for_each_region(s, [&](ir::Block& r) {
+    ir::for_each_region(s, [&](ir::Block& r) {
       if (found == nullptr) found = first_nested(f, r);
     });
     if (found != nullptr) return found;
@@ -135,18 +137,27 @@ const ir::Stmt* first_nested(const ir::Function& f, ir::Block& b) {
 
 }  // namespace
 
-ir::Function let_lift(const ir::Program&, const ir::Function& f) {
+ir::Function let_lift(const ir::Program& program, const ir::Function& f) {
   ir::Function g = f;
-  LetLift(g).block(g.body);
+  // Flattening first: a chain in `sum i. sum j. e` that depends on i only is one in
+  // `sum i, j. e` that does not depend on j. A hoisted generator may nest one (for i. for j. e),
+  // so both run again until fission changes nothing.
+  for (int round = 0; round < 8; ++round) {
+    LetLift(g).block(g.body);
+    auto fissioned = loop_fission(program, g);
+    if (!fissioned) break;
+    g = std::move(*fissioned);
+  }
   return g;
 }
 
 std::optional<std::string> let_lift_postcondition(const ir::Program& program,
                                                   const ir::Function& f) {
   ir::Function g = f;  // the matcher takes mutable blocks; nothing is changed
-  const ir::Stmt* s = first_nested(g, g.body);
-  if (s == nullptr) return std::nullopt;
-  return "the binder `" + ir::print_stmt(program, g, *s) + "` still nests an inner one";
+  if (const ir::Stmt* s = first_nested(g, g.body)) {
+    return "the binder `" + ir::print_stmt(program, g, *s) + "` still nests an inner one";
+  }
+  return loop_fission_candidate(program, f);
 }
 
 }  // namespace cot::opt

@@ -5,10 +5,10 @@
 // level, so a let can no longer sit inside an operand: 5.1–5.5, 5.8 and 5.10 (a let under +, *,
 // a call, a tuple, a projection, an index, or on the right of another let) hold by construction
 // and have nothing left to do. What remains is the lets of nested regions:
-//  - 5.6/5.7 (a let under a gen or sum becomes a gen over the index: loop fission) are not
-//    applied: fission only moves work into a materialized tensor, and hoisting the statements
-//    of a body that do not depend on its index variables is loop-invariant code motion (another
-//    pass);
+//  - 5.6/5.7 (a let under a gen or sum becomes a gen over the index: loop fission) are applied
+//    where they remove work (loop_fission.h); a statement that depends on none of the index
+//    variables of its region is left to loop-invariant code motion (another pass), which needs no
+//    tensor;
 //  - 5.9 (a let under a guard) is the identity too: a guard body is a block whose lets are
 //    already at its top, and splitting it into one guard per let would only repeat the guard.
 //    What it does enable, lifting a region out through a guard, is done below;
@@ -27,6 +27,7 @@
 //    binder is the sole statement of the outer body (and of the guard's body) does it flatten, so
 //    no statement is moved into a deeper loop and no work is repeated.
 // Regions are flattened bottom-up, so `for i. for j. for k. e` becomes `for i, j, k. e`.
+
 #pragma once
 
 #include <optional>
@@ -38,7 +39,8 @@ namespace cot::opt {
 
 ir::Function let_lift(const ir::Program& program, const ir::Function& f);
 // No gen whose body (directly or under a sole guard) only yields an inner gen; no scalar real
-// sum whose body (directly or under a sole guard) only yields an inner scalar sum.
+// sum whose body (directly or under a sole guard) only yields an inner scalar sum; no chain
+// left that fission would hoist.
 std::optional<std::string> let_lift_postcondition(const ir::Program& program,
                                                   const ir::Function& f);
 

@@ -151,8 +151,9 @@ def shifted(x: f64[n]) -> f64 { sum i. [i + 1 < n] * x[i + 1] * x[i] }
 }
 
 // briefs/003 §4.1: the derivative of the main example with respect to d has the paper's index
-// structure: dd[p] sums over the kernel (i, j) under the Fourier-Motzkin range
-// p - 4 <= i <= p, with the factor 3 d[p]^2 (here d[p] * (d[p] * ct') twice plus d[p]^2 * ct').
+// structure: dd[p] sums over i under the Fourier-Motzkin range p - 4 <= i <= p, with the factor
+// 3 d[p]^2 (here d[p] * (d[p] * s) twice plus d[p]^2 * s). s = sum j. ct'[i, j] reads the
+// adjoint of the exp, materialized once by loop fission (papers/000 5.6) instead of once per p.
 TEST(OptPrintedDerivatives, main_example_of_paper_003_keeps_its_index_structure) {
   const char* src = R"(
 def f(a: f64[3, 5], b: f64[4, 5], c: f64[3, 3], d: f64[8]) -> f64[3, 4] {
@@ -160,17 +161,23 @@ def f(a: f64[3, 5], b: f64[4, 5], c: f64[3, 3], d: f64[8]) -> f64[3, 4] {
 }
 )";
   const std::string dd = derivative(src, "f", DerivativeKind::Vjp, {"d"});
-  // for p. sum i, j. [i <= p && p <= i + 4] * (... d[p] ...): no sum over k, no dense scatter.
-  EXPECT_NE(dd.find("let t1 = for j_1: 8. {\n    let t2 = sum i_1: 3, j_2: 4. {\n"
-                    "      let t3 = [i_1 <= j_1 && j_1 <= i_1 + 4] * {"),
+  // ct'[i, j] = -exp(-...) * ct[i, j], once per (i, j): the only sum over k is the primal's.
+  EXPECT_NE(dd.find("let t5 = for j_1: 3, j_2: 4. {\n    let t6 = ct[j_1, j_2]"), std::string::npos)
+      << dd;
+  // for p. sum i. [i <= p && p <= i + 4] * (... d[p] ...): no dense scatter.
+  EXPECT_NE(dd.find("let t20 = for j_3: 8. {\n    let t21 = sum i_1: 3. {\n"
+                    "      let t22 = [i_1 <= j_3 && j_3 <= i_1 + 4] * {\n"
+                    "        let t23 = sum j_4: 4. {\n          let t24 = t5[i_1, j_4]"),
             std::string::npos)
       << dd;
-  EXPECT_NE(dd.find("d[j_1]"), std::string::npos) << dd;
+  EXPECT_NE(dd.find("let t25 = d[j_3]"), std::string::npos) << dd;
   EXPECT_EQ(dd.find("accum"), std::string::npos) << dd;
   // da[p, q] sums over j only (the liberated k is fixed to q).
   const std::string da = derivative(src, "f", DerivativeKind::Vjp, {"a"});
-  EXPECT_NE(da.find("for j_1: 3, j_2: 5. {"), std::string::npos) << da;
-  EXPECT_NE(da.find("= sum j_3: 4. {"), std::string::npos) << da;
+  EXPECT_NE(da.find("let t21 = for j_3: 3, j_4: 5. {\n    let t22 = a[j_3, j_4]\n"),
+            std::string::npos)
+      << da;
+  EXPECT_NE(da.find("let t23 = sum j_5: 4. {"), std::string::npos) << da;
 }
 
 }  // namespace
