@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ad/clone.h"
+#include "index/fourier_motzkin.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
@@ -120,6 +121,7 @@ struct Level {
   Block* body = nullptr;
   std::vector<ir::IndexVar> ivars;
   size_t q = 0;
+  std::optional<Pred> guard;  // a guard's body: its predicate (no index variables)
 };
 
 // What R binds and what holds outside it.
@@ -138,6 +140,7 @@ struct FissionPlan {
   std::vector<bool> live;     // dead ones that read what moves are dropped with it
   std::vector<std::vector<ir::IndexVar>> hivars;  // per root: the index variables of H
   std::vector<Pred> guard;                        // per root: when H is computed
+  std::vector<Pred> inner_guard;                  // per root: which points of H are computed
   std::vector<std::optional<Pred>> read_guard;    // per root: a strong zero kept at the read
   bool any() const { return !roots.empty(); }
 };
@@ -199,7 +202,7 @@ class Fission {
     rf.kind = ScopeFrame::Kind::Index;
     rf.ivars = *ivars;
     ctx.frames.push_back(rf);
-    std::vector<Level> path{Level{body, *ivars, 0}};
+    std::vector<Level> path{Level{body, *ivars, 0, std::nullopt}};
     level(ctx, path, out);
     if (!found) descend_from(ctx, path, out);
   }
@@ -210,9 +213,11 @@ class Fission {
       Stmt& q = path.back().body->stmts[i];
       Level next;
       if (auto* g = q.as<ir::GenOp>()) {
-        next = Level{&g->body, g->ivars, 0};
+        next = Level{&g->body, g->ivars, 0, std::nullopt};
       } else if (auto* red = q.as<ir::ReduceOp>()) {
-        next = Level{&red->body, red->ivars, 0};
+        next = Level{&red->body, red->ivars, 0, std::nullopt};
+      } else if (auto* gd = q.as<ir::GuardOp>(); gd != nullptr && projectable(ctx, gd->pred)) {
+        next = Level{&gd->body, {}, 0, gd->pred};
       } else {
         continue;
       }
@@ -225,14 +230,137 @@ class Fission {
       path.back().q = i;
       path.push_back(std::move(next));
       ScopeFrame fr;
-      fr.kind = ScopeFrame::Kind::Index;
-      fr.ivars = path.back().ivars;
+      if (path.back().guard) {
+        fr.kind = ScopeFrame::Kind::Guard;
+        fr.pred = *path.back().guard;
+      } else {
+        fr.kind = ScopeFrame::Kind::Index;
+        fr.ivars = path.back().ivars;
+      }
       ctx.frames.push_back(fr);
       level(ctx, path, out);
       if (!found) descend_from(ctx, path, out);
       ctx.frames.pop_back();
       path.pop_back();
     }
+  }
+
+  // Whether a guard's predicate can be projected (project): a conjunction of affine
+  // constraints and of boolean atoms bound outside R.
+  static bool projectable(const RegionCtx& ctx, const Pred& p) {
+    switch (p.kind) {
+      case Pred::Kind::True:
+      case Pred::Kind::Ge0:
+      case Pred::Kind::Eq0:
+        return true;
+      case Pred::Kind::Atom:
+        return ctx.bound.count(p.atom) == 0;
+      case Pred::Kind::And:
+        return std::all_of(p.kids.begin(), p.kids.end(),
+                           [&](const Pred& k) { return projectable(ctx, k); });
+      default:
+        return false;
+    }
+  }
+
+  static void conjuncts(const Pred& p, std::vector<Affine>& affine, std::vector<Pred>& atoms) {
+    if (p.kind == Pred::Kind::Ge0) {
+      affine.push_back(p.expr);
+    } else if (p.kind == Pred::Kind::Eq0) {
+      affine.push_back(p.expr);
+      if (auto neg = Affine::scale(p.expr, -1)) affine.push_back(*neg);
+    } else if (p.kind == Pred::Kind::Atom) {
+      atoms.push_back(p);
+    } else if (p.kind == Pred::Kind::And) {
+      for (const auto& k : p.kids) conjuncts(k, affine, atoms);
+    }
+  }
+
+  // The points of H (over the path's index variables `keep`) at which the original evaluates
+  // the chain at least once: the path's ranges and guard predicates with its other index
+  // variables projected away by Fourier-Motzkin. The projection is exact over the integers
+  // because every variable eliminated has the coefficient +-1 in every constraint it occurs in
+  // (a lower bound L <= v and an upper bound v <= U of integer expressions leave an integer v
+  // exactly when L <= U); nullopt when that fails. Conditions that the facts before R and H's
+  // ranges prove are dropped; the others are split into those over H's index variables (the
+  // guard inside H) and the rest (the guard around it).
+  struct Projection {
+    std::vector<Pred> outer, inner;
+  };
+  std::optional<Projection> project(const RegionCtx& ctx, const std::vector<Level>& path,
+                                    const std::set<VarId>& keep) const {
+    std::vector<Affine> cs;
+    Projection out;
+    std::vector<VarId> eliminated;
+    IndexFacts known = ctx.outside;
+    for (const auto& level : path) {
+      if (level.guard) conjuncts(*level.guard, cs, out.outer);
+      for (const auto& iv : level.ivars) {
+        auto e1 = minus_one(f_, iv.extent);
+        auto upper = e1 ? Affine::sub(*e1, Affine::var(iv.var)) : std::nullopt;
+        if (!upper) return std::nullopt;
+        cs.push_back(Affine::var(iv.var));
+        cs.push_back(*upper);
+        if (keep.count(iv.var) != 0) {
+          known.add_range(f_, iv.var, iv.extent);
+        } else {
+          eliminated.push_back(iv.var);
+        }
+      }
+    }
+    for (VarId v : eliminated) {
+      std::vector<Affine> lower, upper, rest;
+      for (const auto& c : cs) {
+        Affine t = fm::tighten(c);
+        if (t.is_constant()) {
+          if (t.constant_term() < 0) return std::nullopt;  // never evaluated
+          continue;
+        }
+        const int64_t k = t.coeff(v);
+        if (k != 0 && k != 1 && k != -1) return std::nullopt;
+        (k == 1 ? lower : k == -1 ? upper : rest).push_back(std::move(t));
+      }
+      if (lower.size() * upper.size() + rest.size() > fm::kMaxConstraints) return std::nullopt;
+      cs = std::move(rest);
+      for (const auto& lo : lower) {
+        for (const auto& hi : upper) {
+          auto c = Affine::add(lo, hi);
+          if (!c) return std::nullopt;
+          cs.push_back(*c);
+        }
+      }
+    }
+    // Those the facts and the others left do not prove.
+    std::vector<Affine> left;
+    for (const auto& c : cs) {
+      Affine t = fm::tighten(c);
+      if (t.is_constant()) {
+        if (t.constant_term() < 0) return std::nullopt;
+        continue;
+      }
+      if (!known.proves(t) && std::find(left.begin(), left.end(), t) == left.end()) {
+        left.push_back(std::move(t));
+      }
+    }
+    for (size_t i = left.size(); i-- > 0;) {
+      IndexFacts others = known;
+      for (size_t j = 0; j < left.size(); ++j) {
+        if (j != i) others.add(left[j]);
+      }
+      if (others.proves(left[i])) left.erase(left.begin() + static_cast<long>(i));
+    }
+    for (const auto& t : left) {
+      bool inner = false;
+      for (const auto& [v, k] : t.terms()) {
+        if (keep.count(v) != 0) {
+          inner = true;
+        } else if (ctx.bound.count(v) != 0) {
+          return std::nullopt;  // bound in R, but not an index variable of the path
+        }
+      }
+      (inner ? out.inner : out.outer).push_back(Pred::ge0(t));
+    }
+    return out;
   }
 
   static bool size_mentions(const SizeExpr& e, const std::vector<std::string>& names) {
@@ -400,6 +528,18 @@ class Fission {
             }
           }
         }
+        std::vector<Pred> inner;
+        if (ok && std::any_of(path.begin(), path.end(), [](const Level& l) { return l.guard; })) {
+          // Under a guard: H covers the points at which some point of the path passes the
+          // guards (the projection), which the range conditions above do not say.
+          guard.clear();
+          auto proj = project(ctx, path, deps[i]);
+          ok = proj.has_value();
+          if (ok) {
+            guard = std::move(proj->outer);
+            inner = std::move(proj->inner);
+          }
+        }
         std::vector<Pred> when_empty;
         Mask m = ok ? mask_of(f_, body.stmts[i], site, &when_empty) : Mask::Maybe;
         if (!ok || m == Mask::Maybe || fusible(body, i, users[i], site)) {
@@ -410,6 +550,7 @@ class Fission {
         p.roots.push_back(i);
         p.hivars.push_back(std::move(hivars));
         p.guard.push_back(Pred::conj(std::move(guard)));
+        p.inner_guard.push_back(Pred::conj(std::move(inner)));
         p.read_guard.push_back(m == Mask::WhenEmpty
                                    ? std::optional<Pred>(Pred::conj(std::move(when_empty)))
                                    : std::nullopt);
@@ -499,6 +640,23 @@ class Fission {
       ir::GenOp gen;
       gen.ivars = std::move(fresh);
       gen.body = ad::clone_block(f_, tmp, f_, map);
+      if (p.inner_guard[g].kind != Pred::Kind::True) {
+        // Only the points the original computed: the others are never read.
+        std::unordered_map<VarId, VarId> rename;
+        for (size_t d = 0; d < p.hivars[g].size(); ++d) {
+          rename[p.hivars[g][d].var] = gen.ivars[d].var;
+        }
+        ir::GuardOp inner;
+        inner.pred = p.inner_guard[g].rename([&](int32_t v) {
+          auto it = rename.find(v);
+          return it == rename.end() ? v : it->second;
+        });
+        inner.body = std::move(gen.body);
+        VarId e = f_.new_var(name, rt);
+        gen.body = Block{};
+        gen.body.stmts.push_back(Stmt{{e}, std::move(inner), span});
+        gen.body.results.push_back(ir::Atom::of(e));
+      }
       VarId h = f_.new_var(name, ht);
       Stmt hs{{h}, std::move(gen), span};
       if (p.guard[g].kind == Pred::Kind::True) {

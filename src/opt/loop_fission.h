@@ -4,9 +4,16 @@
 //      for j. sum r. { let a = sum i. X[r, i] * w[i]; a * X[r, j] }
 //  ==> let H = [k >= 1] * for r. sum i. X[r, i] * w[i]
 //      for j. sum r. { let a = H[r]; a * X[r, j] }
-// R is a gen, reduce or accum statement, and Q1 ... Qn (n >= 0) a path of gen/reduce statements
-// below it, each directly in the previous body (not in a guard, an if branch, a loop or an accum
-// body: hoisting out of those would evaluate masked or skipped work). A statement of Qn's body
+// R is a gen, reduce or accum statement, and Q1 ... Qn (n >= 0) a path of gen/reduce/guard
+// statements below it, each directly in the previous body (not in an if branch, a loop or an
+// accum body: hoisting out of those would evaluate skipped work). A guard on the path is passed
+// only when its predicate is a conjunction of affine constraints (and of atoms bound outside R):
+// H then covers exactly the points at which the original evaluated the chain at least once, the
+// ranges and guard predicates of the path projected by Fourier-Motzkin onto H's index variables
+// (exact over the integers, as every variable eliminated has the coefficient +-1); a guard on
+// that projection stays inside H (over H's index variables) or around it (over the rest), so the
+// op count never grows: for j. sum i. [i <= j <= i + 2] * (row value of i) reads H[i], with H
+// computed once per i. A statement of Qn's body
 // (R's when n = 0) is invariant when it depends only on what is bound outside R, the index
 // variables of R and Q1..Qn, invariant statements of the same body and cost-free invariant
 // statements of the bodies above it on the path; and it must not depend on at least one index

