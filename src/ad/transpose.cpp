@@ -287,12 +287,158 @@ std::optional<ir::Atom> Transposer::region_contribution(Level& lv, size_t idx, i
                p.kind = static_cast<Path::Kind>(kind);
                paths.push_back(std::move(p));
              });
+  const ir::Block* body = shared_residuals(lv, idx);
   std::optional<ir::Atom> out;
   for (const auto& p : paths) {
-    auto c = p.kind == Path::Kind::Computed ? scatter(s, cts, p, v) : gather(s, cts, p, v);
+    auto c =
+        p.kind == Path::Kind::Computed ? scatter(s, cts, p, v, body) : gather(s, cts, p, v, body);
     if (c) out = out ? add_values(b_, *out, *c) : *c;
   }
   return out;
+}
+
+namespace {
+
+// Whether a statement costs nothing under the cost model (reads, index arithmetic,
+// comparisons, data movement), given which of the variables it reads are cost-free to get.
+bool costs_nothing(const ir::Function& f, const ir::Stmt& s) {
+  if (s.as<ir::IndexOp>() || s.as<ir::SizeOp>() || s.as<ir::TupleOp>() || s.as<ir::ProjOp>()) {
+    return true;
+  }
+  if (s.as<ir::PrimOp>()) {
+    for (ir::VarId r : s.results) {
+      if (is_real(f.type_of(r).elem)) return false;
+    }
+    return true;
+  }
+  if (s.as<ir::GuardOp>() || s.as<ir::IfOp>() || s.as<ir::GenOp>()) {
+    for (const ir::Block* blk : regions_of(s)) {
+      for (const auto& inner : blk->stmts) {
+        if (!costs_nothing(f, inner)) return false;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Reverse mode copies the body of a linear gen or sum once per gather or scatter (one per read
+// of a tangent in it), and each copy recomputes the primal body at the gathered position. When
+// there are several copies, the primal values the linear statements read that cost something to
+// compute are materialized once, `let R = for i. p(i)`, and the copies read R at their
+// positions (the statements that computed them become dead). A value is taken only when
+// recomputing it costs more: it depends on the index variables (an invariant one is hoisted by
+// the optimizer), its computation costs something, and there are fewer such values than copies.
+// Semantics are kept: p is at the top level of the body, so the primal gen or sum already
+// evaluated it at every position, and each copy reads R only at positions of the range.
+const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
+  if (auto it = lv.residual_bodies.find(idx); it != lv.residual_bodies.end()) {
+    return it->second ? &*it->second : nullptr;
+  }
+  std::optional<ir::Block>& out = lv.residual_bodies[idx];
+  const ir::Stmt& s = lv.stmts[idx];
+  if (!s.as<ir::GenOp>() && !s.as<ir::ReduceOp>()) return nullptr;
+  const std::vector<ir::IndexVar>& ivars = *ivars_of(s);
+  const ir::Block& body = *regions_of(s)[0];
+  if (ivars.empty()) return nullptr;
+  ir::Function& f = b_.function();
+
+  // How many copies of the body the reverse pass makes per position: one per read, and a read
+  // under an inner gen or sum copies it once per inner position of the read (counted as two).
+  size_t copies = 0;
+  for (ir::VarId v : free_vars(body)) {
+    if (!tangent_.count(v)) continue;
+    find_paths(
+        s, v, {}, {}, {0},
+        [&](std::vector<const ir::Stmt*> stmts, std::vector<int>, std::vector<size_t>, long, int) {
+          bool inner = false;
+          for (size_t k = 1; k < stmts.size(); ++k) {
+            const auto* iv = ivars_of(*stmts[k]);
+            inner = inner || (iv && !iv->empty());
+          }
+          copies += inner ? 2 : 1;
+        });
+  }
+  if (copies < 2) return nullptr;
+
+  // Classify the body as open() does; find the primal values the linear statements read.
+  VarSet tangent = tangent_;
+  VarSet varying, bound, free_cost, read_by_linear;
+  for (const auto& iv : ivars) varying.insert(iv.var);
+  std::vector<size_t> primal;
+  for (size_t p = 0; p < body.stmts.size(); ++p) {
+    const ir::Stmt& st = body.stmts[p];
+    const VarSet reads = stmt_reads(st);
+    if (reads_any(st, tangent)) {
+      if (st.as<ir::LoopOp>()) {
+        // open() marks every real result of a linear loop (its primal state too).
+        for (ir::VarId r : st.results) {
+          if (has_tangent(f.type_of(r))) tangent.insert(r);
+        }
+      } else {
+        propagate_stmt(f, st, tangent);
+      }
+      // Whatever reads a value a linear statement binds is not primal here.
+      for (ir::VarId r : st.results) tangent.insert(r);
+      read_by_linear.insert(reads.begin(), reads.end());
+      continue;
+    }
+    primal.push_back(p);
+    bool dep = false, free_ = costs_nothing(f, st);
+    for (ir::VarId x : reads) {
+      dep = dep || varying.count(x);
+      // A value bound in the body that costs something makes this one cost too.
+      if (bound.count(x) && !free_cost.count(x)) free_ = false;
+    }
+    for (ir::VarId r : st.results) {
+      bound.insert(r);
+      if (dep) varying.insert(r);
+      if (free_) free_cost.insert(r);
+    }
+  }
+  for (const auto& r : body.results) {
+    if (r.is_var) read_by_linear.insert(r.var);
+  }
+  std::vector<size_t> shared;  // positions of the statements whose value is materialized
+  for (size_t p : primal) {
+    const ir::Stmt& st = body.stmts[p];
+    if (st.results.size() != 1) continue;
+    const ir::VarId r = st.results[0];
+    const Type t = f.type_of(r);
+    if (!read_by_linear.count(r) || !varying.count(r) || free_cost.count(r)) continue;
+    if (!t.is_scalar() || !(is_real(t.elem) || t.elem == Scalar::I64)) continue;
+    shared.push_back(p);
+  }
+  if (shared.empty() || shared.size() >= copies) return nullptr;
+
+  ir::Block primal_body;
+  for (size_t p : primal) primal_body.stmts.push_back(body.stmts[p]);
+  std::vector<ir::IndexExpr> at;
+  for (const auto& iv : ivars) at.push_back(ir::affine_index(Affine::var(iv.var)));
+  out = body;
+  for (size_t p : shared) {
+    primal_body.results = {ir::Atom::of(body.stmts[p].results[0])};
+    std::vector<ir::IndexVar> fresh;
+    CloneMap map;
+    for (const auto& iv : ivars) {
+      fresh.push_back(
+          ir::IndexVar{b_.index_var(f.vars[static_cast<size_t>(iv.var)].name), iv.extent});
+      map.atoms[iv.var] = ir::Atom::of(fresh.back().var);
+    }
+    const ir::VarId r = b_.gen(
+        fresh,
+        [&] {
+          ir::Block copy = clone_block(f, primal_body, f, map);
+          for (auto& st : copy.stmts) b_.append(std::move(st));
+          return copy.results[0];
+        },
+        body.stmts[p].span);
+    b_.named(r, f.vars[static_cast<size_t>(body.stmts[p].results[0])].name);
+    out->stmts[p].op = ir::IndexOp{ir::Atom::of(r), at};
+  }
+  return &*out;
 }
 
 namespace {
@@ -348,7 +494,7 @@ std::optional<Affine> size_affine(const ir::Function& f, const SizeExpr& e) {
 // where the equalities `index(i) == j` have been solved for the summed variables they pin.
 std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
                                            const std::vector<std::optional<ir::Atom>>& cts,
-                                           const Path& path, ir::VarId v) {
+                                           const Path& path, ir::VarId v, const ir::Block* body0) {
   ir::Function& f = b_.function();
   const Type vt = f.type_of(v);
   std::vector<ir::IndexVar> jvars;
@@ -523,7 +669,8 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   };
   descend = [&](size_t k, const ir::Stmt& st,
                 std::vector<std::optional<ir::Atom>> st_cts) -> ir::Atom {
-    const ir::Block& region = *regions_of(st)[static_cast<size_t>(path.region[k])];
+    const ir::Block& region =
+        k == 0 && body0 ? *body0 : *regions_of(st)[static_cast<size_t>(path.region[k])];
     const auto* cur_ivars = ivars_of(st);
     const auto* orig_ivars = ivars_of(*path.stmts[k]);
     std::vector<ir::IndexVar> kept;
@@ -621,7 +768,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
 //   accum[shape(v)] i. (index(i), c(i))
 std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
                                             const std::vector<std::optional<ir::Atom>>& cts,
-                                            const Path& path, ir::VarId v) {
+                                            const Path& path, ir::VarId v, const ir::Block* body0) {
   ir::Function& f = b_.function();
   const Type vt = f.type_of(v);
   const ir::Block& innermost =
@@ -652,7 +799,8 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
       descend;
   descend = [&](size_t k, const ir::Stmt& st,
                 std::vector<std::optional<ir::Atom>> st_cts) -> std::vector<ir::Atom> {
-    const ir::Block& region = *regions_of(st)[static_cast<size_t>(path.region[k])];
+    const ir::Block& region =
+        k == 0 && body0 ? *body0 : *regions_of(st)[static_cast<size_t>(path.region[k])];
     const auto* cur = ivars_of(st);
     auto inner = [&]() -> std::vector<ir::Atom> {
       CloneMap map;

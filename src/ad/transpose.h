@@ -53,11 +53,17 @@ class Transposer {
   std::optional<ir::Atom> index_contribution(const ir::Stmt& s, ir::VarId v, ir::Atom ct);
   std::optional<ir::Atom> region_contribution(Level& lv, size_t idx, ir::VarId v);
   const LoopCts& loop_cts(Level& lv, size_t idx);
+  // `body`: the block copied for the first level of the path (s's region with its shared
+  // residuals read, see shared_residuals), or nullptr for s's own region.
   std::optional<ir::Atom> gather(const ir::Stmt& s, const std::vector<std::optional<ir::Atom>>& cts,
-                                 const Path& path, ir::VarId v);
+                                 const Path& path, ir::VarId v, const ir::Block* body);
   std::optional<ir::Atom> scatter(const ir::Stmt& s,
                                   const std::vector<std::optional<ir::Atom>>& cts, const Path& path,
-                                  ir::VarId v);
+                                  ir::VarId v, const ir::Block* body);
+  // For a linear gen or sum whose body several gathers or scatters copy: emits its costly
+  // primal values once, as generators over its index variables, and returns its body with
+  // those values read from them; nullptr when recomputing is as cheap.
+  const ir::Block* shared_residuals(Level& lv, size_t idx);
 
   ir::Builder& b_;
   RuleBook& rules_;
@@ -79,6 +85,7 @@ struct Transposer::Level {
   std::unordered_map<ir::VarId, std::optional<ir::Atom>> memo;
   std::map<size_t, std::vector<std::optional<ir::Atom>>> result_cts;
   std::map<size_t, std::unique_ptr<LoopCts>> loops;
+  std::map<size_t, std::optional<ir::Block>> residual_bodies;  // see shared_residuals
 };
 
 }  // namespace cot::ad

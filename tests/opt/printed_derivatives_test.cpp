@@ -152,8 +152,8 @@ def shifted(x: f64[n]) -> f64 { sum i. [i + 1 < n] * x[i + 1] * x[i] }
 
 // briefs/003 §4.1: the derivative of the main example with respect to d has the paper's index
 // structure: dd[p] sums over i under the Fourier-Motzkin range p - 4 <= i <= p, with the factor
-// 3 d[p]^2 (here d[p] * (d[p] * s) twice plus d[p]^2 * s). s = sum j. ct'[i, j] reads the
-// adjoint of the exp, materialized once by loop fission (papers/000 5.6) instead of once per p.
+// 3 d[p]^2 (here d[p] * (d[p] * s) twice plus d[p]^2 * s). s = sum j. ct'[i, j] is the
+// adjoint of the exp summed over j, materialized once per i instead of once per p.
 TEST(OptPrintedDerivatives, main_example_of_paper_003_keeps_its_index_structure) {
   const char* src = R"(
 def f(a: f64[3, 5], b: f64[4, 5], c: f64[3, 3], d: f64[8]) -> f64[3, 4] {
@@ -161,16 +161,18 @@ def f(a: f64[3, 5], b: f64[4, 5], c: f64[3, 3], d: f64[8]) -> f64[3, 4] {
 }
 )";
   const std::string dd = derivative(src, "f", DerivativeKind::Vjp, {"d"});
-  // ct'[i, j] = -exp(-...) * ct[i, j], once per (i, j): the only sum over k is the primal's.
-  EXPECT_NE(dd.find("let t5 = for j_1: 3, j_2: 4. {\n    let t6 = ct[j_1, j_2]"), std::string::npos)
-      << dd;
-  // for p. sum i. [i <= p && p <= i + 4] * (... d[p] ...): no dense scatter.
-  EXPECT_NE(dd.find("let t20 = for j_3: 8. {\n    let t21 = sum i_1: 3. {\n"
-                    "      let t22 = [i_1 <= j_3 && j_3 <= i_1 + 4] * {\n"
-                    "        let t23 = sum j_4: 4. {\n          let t24 = t5[i_1, j_4]"),
+  // s[i] = sum j. ct'[i, j], ct'[i, j] = -exp(-...) * ct[i, j], once per i (the transposer's
+  // shared residuals, design.md §7.4): the only sums over k are the primal's.
+  EXPECT_NE(dd.find("let t5 = for i_1: 3. {\n    let t6 = c[i_1, i_1]\n"
+                    "    let t7 = sum j_1: 4. {\n      let t8 = ct[i_1, j_1]"),
             std::string::npos)
       << dd;
-  EXPECT_NE(dd.find("let t25 = d[j_3]"), std::string::npos) << dd;
+  // for p. sum i. [i <= p && p <= i + 4] * (... d[p] ...): no dense scatter.
+  EXPECT_NE(dd.find("let t21 = for j_2: 8. {\n    let t22 = sum i_2: 3. {\n"
+                    "      let t23 = [i_2 <= j_2 && j_2 <= i_2 + 4] * {\n"
+                    "        let t24 = t5[i_2]\n        let t25 = d[j_2]"),
+            std::string::npos)
+      << dd;
   EXPECT_EQ(dd.find("accum"), std::string::npos) << dd;
   // da[p, q] sums over j only (the liberated k is fixed to q).
   const std::string da = derivative(src, "f", DerivativeKind::Vjp, {"a"});
