@@ -16,8 +16,10 @@
 #include "opt/loop_normalize.h"
 #include "opt/pair_elim.h"
 #include "opt/partial_eval.h"
+#include "opt/region_cse.h"
 #include "opt/simplify.h"
 #include "opt/sink.h"
+#include "opt/unswitch.h"
 
 namespace cot::opt {
 
@@ -45,12 +47,16 @@ const std::vector<Pass>& pipeline_passes() {
        "merge brackets, eliminate sums over equalities, tighten ranges, drop empty regions"},
       {"sink", 2, sink_into_guards, sink_postcondition,
        "move statements used only under a bracket into it"},
+      {"unswitch", 2, unswitch_loops, unswitch_postcondition,
+       "split a region that branches on an outer condition into one copy per branch"},
       {"licm", 2, hoist_invariants, licm_postcondition,
        "hoist loop-invariant statements out of generators, reductions and loops"},
       {"loop-normalize", 2, normalize_loops, loop_normalize_postcondition,
        "drop invariant loop state, unroll loops of 0 or 1 trips (papers/002)"},
       {"cse", 1, eliminate_common_subexpressions, cse_postcondition,
        "share statements equal up to renaming that another dominates"},
+      {"region-cse", 2, share_across_regions, region_cse_postcondition,
+       "materialize a per-point value that sibling regions over the same ranges recompute"},
       {"dce", 1, eliminate_dead_code, dce_postcondition,
        "remove statements, results and loop state nothing uses"},
   };

@@ -1,0 +1,412 @@
+#include "opt/region_cse.h"
+
+#include <algorithm>
+#include <functional>
+#include <type_traits>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "ad/clone.h"
+#include "ir/printer.h"
+#include "ir/regions.h"
+#include "ir/uses.h"
+#include "opt/cse.h"
+#include "opt/dce.h"
+#include "opt/static_cost.h"
+
+namespace cot::opt {
+namespace {
+
+using ir::Block;
+using ir::Stmt;
+using ir::VarId;
+
+// At most this many materializations per run of the pass (each one removes a recomputation, so
+// the bound is only a guard against a bug looping).
+constexpr int kMaxShares = 64;
+// At most this many mappings of R's index variables to a later region's are probed.
+constexpr size_t kMaxMappings = 4;
+
+void collect_bound(const Block& b, std::unordered_set<VarId>& out);
+
+// Every variable the statement binds: its results and, in its regions, results, index
+// variables, loop states and counters.
+void collect_bound(const Stmt& s, std::unordered_set<VarId>& out) {
+  out.insert(s.results.begin(), s.results.end());
+  std::visit(
+      [&](const auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                      std::is_same_v<T, ir::AccumOp>) {
+          for (const auto& iv : o.ivars) out.insert(iv.var);
+        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+          out.insert(o.state.begin(), o.state.end());
+          if (o.iter >= 0) out.insert(o.iter);
+        }
+      },
+      s.op);
+  ir::for_each_region(s, [&](const Block& r) { collect_bound(r, out); });
+}
+
+void collect_bound(const Block& b, std::unordered_set<VarId>& out) {
+  for (const auto& s : b.stmts) collect_bound(s, out);
+}
+
+// The variables the statement reads that it does not bind itself.
+std::vector<VarId> free_uses(const Stmt& s) {
+  std::unordered_set<VarId> inner;
+  collect_bound(s, inner);
+  std::vector<VarId> out;
+  for (VarId v : stmt_uses(s)) {
+    if (inner.count(v) == 0) out.push_back(v);
+  }
+  return out;
+}
+
+const std::vector<ir::IndexVar>* ivars_of(const Stmt& s) {
+  if (const auto* g = s.as<ir::GenOp>()) return &g->ivars;
+  if (const auto* r = s.as<ir::ReduceOp>()) return &r->ivars;
+  return nullptr;
+}
+
+Block* body_of(Stmt& s) {
+  if (auto* g = s.as<ir::GenOp>()) return &g->body;
+  if (auto* r = s.as<ir::ReduceOp>()) return &r->body;
+  return nullptr;
+}
+
+const Block* body_of(const Stmt& s) {
+  return body_of(const_cast<Stmt&>(s));
+}
+
+// The statement binding `v` and its block, anywhere in `b`; {nullptr, 0} when none does.
+std::pair<Block*, size_t> find_stmt(Block& b, VarId v) {
+  for (size_t k = 0; k < b.stmts.size(); ++k) {
+    Stmt& s = b.stmts[k];
+    if (std::find(s.results.begin(), s.results.end(), v) != s.results.end()) return {&b, k};
+    std::pair<Block*, size_t> found{nullptr, 0};
+    ir::for_each_region(s, [&](Block& r) {
+      if (found.first == nullptr) found = find_stmt(r, v);
+    });
+    if (found.first != nullptr) return found;
+  }
+  return {nullptr, 0};
+}
+
+// What a statement does, coarsely: equal statements have equal signatures (a cheap filter
+// before probing).
+std::pair<size_t, int> signature(const Stmt& s) {
+  int detail = -1;
+  if (const auto* p = s.as<ir::PrimOp>()) detail = static_cast<int>(p->prim);
+  if (const auto* r = s.as<ir::ReduceOp>()) detail = static_cast<int>(r->kind);
+  return {s.op.index(), detail};
+}
+
+// Costly single-valued operations whose value can be stored in a tensor and read back.
+bool materializable(const ir::Function& f, const Stmt& s) {
+  if (s.results.size() != 1 || f.type_of(s.results[0]).is_tuple) return false;
+  if (s.as<ir::PrimOp>() == nullptr && s.as<ir::ReduceOp>() == nullptr &&
+      s.as<ir::GenOp>() == nullptr && s.as<ir::IfOp>() == nullptr) {
+    return false;
+  }
+  return !is_cost_free(f, s);
+}
+
+// When the value of `s` is a strong zero (whose additions the cost model does not charge), as
+// conditions under which it is not: empty for a value that never is one; nullopt when it may be
+// one otherwise (a sum of terms that may be strong zeros), which a read cannot reproduce.
+std::optional<std::vector<Pred>> not_strong_zero_when(const ir::Function& f, const Stmt& s) {
+  const auto* r = s.as<ir::ReduceOp>();
+  if (r == nullptr || r->kind != ir::ReduceKind::Sum) return std::vector<Pred>{};
+  if (r->body.results.size() != 1) return std::nullopt;
+  const ir::Atom& res = r->body.results[0];
+  if (res.is_var) {
+    const Stmt* def = nullptr;
+    for (const auto& b : r->body.stmts) {
+      if (std::find(b.results.begin(), b.results.end(), res.var) != b.results.end()) def = &b;
+    }
+    // A term that is a guard, a projection or a sum may be a strong zero; one bound outside
+    // the body is not looked at.
+    if (def == nullptr || def->as<ir::GuardOp>() != nullptr || def->as<ir::ProjOp>() != nullptr ||
+        def->as<ir::ReduceOp>() != nullptr) {
+      return std::nullopt;
+    }
+  }
+  IndexFacts facts;
+  facts.add_sizes(f);
+  std::vector<Pred> conds;
+  for (const auto& iv : r->ivars) {
+    if (auto c = iv.extent.as_constant()) {
+      if (*c >= 1) continue;
+      return std::nullopt;
+    }
+    auto a = size_affine(f, iv.extent);
+    auto e1 = a ? Affine::add(*a, Affine::constant(-1)) : std::nullopt;
+    if (!e1) return std::nullopt;
+    if (!facts.proves(*e1)) conds.push_back(Pred::ge0(*e1));
+  }
+  return conds;
+}
+
+// The statements of `body` before q that statement q reads, transitively, in order; nullopt
+// when one of them costs (H would compute it again) or is a loop. `uses` gets every variable
+// the slice and statement q read from outside it.
+std::optional<std::vector<size_t>> slice_of(const ir::Function& f, const Block& body, size_t q,
+                                            std::unordered_set<VarId>& uses) {
+  auto fu = free_uses(body.stmts[q]);
+  std::unordered_set<VarId> need(fu.begin(), fu.end());
+  std::vector<size_t> out;
+  for (size_t k = q; k-- > 0;) {
+    const Stmt& s = body.stmts[k];
+    if (std::none_of(s.results.begin(), s.results.end(),
+                     [&](VarId v) { return need.count(v) > 0; })) {
+      continue;
+    }
+    if (!is_cost_free(f, s) || s.as<ir::LoopOp>() != nullptr) return std::nullopt;
+    out.push_back(k);
+    for (VarId v : s.results) need.erase(v);
+    for (VarId v : free_uses(s)) need.insert(v);
+  }
+  std::reverse(out.begin(), out.end());
+  uses = std::move(need);
+  return out;
+}
+
+// The slice of statement q with q itself, as a block yielding q's value.
+Block slice_block(const Block& body, const std::vector<size_t>& slice, size_t q) {
+  Block b;
+  for (size_t k : slice) b.stmts.push_back(body.stmts[k]);
+  b.stmts.push_back(body.stmts[q]);
+  b.results.push_back(ir::Atom::of(body.stmts[q].results[0]));
+  return b;
+}
+
+// Injective mappings of `from` onto variables of `to` with equal extents (at most
+// kMaxMappings), each as the list of `to` variables in `from`'s order.
+std::vector<std::vector<VarId>> mappings(const std::vector<ir::IndexVar>& from,
+                                         const std::vector<ir::IndexVar>& to) {
+  std::vector<std::vector<VarId>> out;
+  std::vector<VarId> cur;
+  std::vector<bool> taken(to.size(), false);
+  std::function<void(size_t)> go = [&](size_t k) {
+    if (out.size() >= kMaxMappings) return;
+    if (k == from.size()) {
+      out.push_back(cur);
+      return;
+    }
+    for (size_t j = 0; j < to.size(); ++j) {
+      if (taken[j] || !(to[j].extent == from[k].extent)) continue;
+      taken[j] = true;
+      cur.push_back(to[j].var);
+      go(k + 1);
+      cur.pop_back();
+      taken[j] = false;
+    }
+  };
+  go(0);
+  return out;
+}
+
+// Calls visit(region statement) for every gen or reduce nested anywhere in `s`, s included,
+// innermost first (so a visit may change the statement's body).
+void for_each_index_region(Stmt& s, const std::function<void(Stmt&)>& visit) {
+  ir::for_each_region(s, [&](Block& r) {
+    for (Stmt& t : r.stmts) for_each_index_region(t, visit);
+  });
+  if (ivars_of(s) != nullptr) visit(s);
+}
+
+void for_each_index_region(const Stmt& s, const std::function<void(const Stmt&)>& visit) {
+  for_each_index_region(const_cast<Stmt&>(s), [&](Stmt& t) { visit(t); });
+}
+
+void collect_signatures(const Block& b, std::vector<std::pair<size_t, int>>& out) {
+  for (const auto& s : b.stmts) {
+    out.push_back(signature(s));
+    ir::for_each_region(s, [&](const Block& r) { collect_signatures(r, out); });
+  }
+}
+
+// `result = tensor[at]`, under [conds] when they are not empty.
+Stmt make_read(ir::Function& g, VarId result, VarId tensor, const std::vector<VarId>& at,
+               const std::vector<Pred>& conds, const Span& span) {
+  ir::IndexOp read{ir::Atom::of(tensor), {}};
+  for (VarId v : at) read.indices.push_back(ir::IndexExpr{true, Affine::var(v), {}});
+  if (conds.empty()) return Stmt{{result}, std::move(read), span};
+  const VarId tmp = g.new_var(g.vars[static_cast<size_t>(result)].name, g.type_of(result));
+  Block body;
+  body.stmts.push_back(Stmt{{tmp}, std::move(read), span});
+  body.results.push_back(ir::Atom::of(tmp));
+  return Stmt{{result}, ir::GuardOp{Pred::conj(conds), std::move(body)}, span};
+}
+
+// A value `value` at the top of the body of the region statement binding `region`.
+struct Candidate {
+  VarId region = -1;
+  VarId value = -1;
+};
+
+void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidate>& out) {
+  for (size_t a = 0; a < b.stmts.size(); ++a) {
+    const Stmt& s = b.stmts[a];
+    ir::for_each_region(s, [&](const Block& r) { find_candidates(f, r, out); });
+    const auto* iv = ivars_of(s);
+    if (iv == nullptr || s.results.size() != 1) continue;
+    // Later regions over the same ranges, and what they compute.
+    bool any_region = false;
+    std::vector<std::pair<size_t, int>> later;
+    for (size_t k = a + 1; k < b.stmts.size(); ++k) {
+      for_each_index_region(b.stmts[k], [&](const Stmt& r) {
+        if (mappings(*iv, *ivars_of(r)).empty()) return;
+        any_region = true;
+        collect_signatures(*body_of(r), later);
+      });
+    }
+    if (!any_region) continue;
+    const Block& body = *body_of(s);
+    for (size_t q = 0; q < body.stmts.size(); ++q) {
+      const Stmt& v = body.stmts[q];
+      if (!materializable(f, v) || !not_strong_zero_when(f, v)) continue;
+      if (std::find(later.begin(), later.end(), signature(v)) == later.end()) continue;
+      std::unordered_set<VarId> uses;
+      if (!slice_of(f, body, q, uses)) continue;
+      if (std::none_of(iv->begin(), iv->end(),
+                       [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
+        continue;  // invariant in R: code motion's business
+      }
+      out.push_back({s.results[0], v.results[0]});
+    }
+  }
+}
+
+// A copy of v's slice at the top of a later region, with R's index variables mapped to the
+// region's.
+struct Probe {
+  VarId copy = -1;        // the copy of v
+  std::vector<VarId> at;  // the region's index variables, in R's order
+};
+
+// f with candidate c shared; nullopt when no later region computes its value again.
+std::optional<ir::Function> try_share(const ir::Program& program, const ir::Function& f,
+                                      const Candidate& c) {
+  ir::Function g = f;
+  auto [block, a] = find_stmt(g.body, c.region);
+  if (block == nullptr) return std::nullopt;
+  const std::vector<ir::IndexVar> ivars = *ivars_of(block->stmts[a]);
+  Block slice;
+  {
+    const Block& body = *body_of(block->stmts[a]);
+    auto q = find_stmt(const_cast<Block&>(body), c.value);
+    if (q.first != &body) return std::nullopt;
+    std::unordered_set<VarId> uses;
+    auto sl = slice_of(g, body, q.second, uses);
+    if (!sl) return std::nullopt;
+    slice = slice_block(body, *sl, q.second);
+  }
+  std::vector<Probe> probes;
+  for (size_t k = a + 1; k < block->stmts.size(); ++k) {
+    for_each_index_region(block->stmts[k], [&](Stmt& r) {
+      for (const auto& at : mappings(ivars, *ivars_of(r))) {
+        ad::CloneMap map;
+        for (size_t i = 0; i < ivars.size(); ++i) map.atoms[ivars[i].var] = ir::Atom::of(at[i]);
+        Block copy = ad::clone_block(g, slice, g, map);
+        probes.push_back({copy.results[0].var, at});
+        Block& body = *body_of(r);
+        body.stmts.insert(body.stmts.begin(), std::make_move_iterator(copy.stmts.begin()),
+                          std::make_move_iterator(copy.stmts.end()));
+      }
+    });
+  }
+  ir::Function h = eliminate_common_subexpressions(program, g);
+  const std::vector<int> uses = ir::use_counts(h);
+  std::vector<Probe> used;
+  for (const auto& p : probes) {
+    if (uses[static_cast<size_t>(p.copy)] > 0) used.push_back(p);
+  }
+  if (used.empty()) return std::nullopt;
+
+  // Materialize v from R's body as it is after CSE.
+  auto [rblock, ra] = find_stmt(h.body, c.region);
+  if (rblock == nullptr) return std::nullopt;
+  Block& rbody = *body_of(rblock->stmts[ra]);
+  auto [vblock, q] = find_stmt(rbody, c.value);
+  if (vblock != &rbody) return std::nullopt;
+  std::unordered_set<VarId> slice_uses;
+  auto sl = slice_of(h, rbody, q, slice_uses);
+  auto conds = not_strong_zero_when(h, rbody.stmts[q]);
+  if (!sl || !conds) return std::nullopt;
+  Block chain = slice_block(rbody, *sl, q);
+  const Span span = rbody.stmts[q].span;
+
+  ir::GenOp gen;
+  ad::CloneMap map;
+  std::vector<SizeExpr> shape;
+  std::vector<VarId> h_ivars;
+  for (const auto& iv : ivars) {
+    const VarId fresh =
+        h.new_var(h.vars[static_cast<size_t>(iv.var)].name, Type::scalar(Scalar::I64));
+    gen.ivars.push_back(ir::IndexVar{fresh, iv.extent});
+    map.atoms[iv.var] = ir::Atom::of(fresh);
+    shape.push_back(iv.extent);
+    h_ivars.push_back(iv.var);
+  }
+  gen.body = ad::clone_block(h, chain, h, map);
+  const Type vt = h.type_of(c.value);
+  for (const auto& d : vt.shape) shape.push_back(d);
+  const VarId hv = h.new_var("shared", Type::tensor(vt.elem, std::move(shape)));
+
+  rbody.stmts[q] = make_read(h, c.value, hv, h_ivars, *conds, span);
+  for (const auto& p : used) {
+    auto [pb, pk] = find_stmt(h.body, p.copy);
+    if (pb == nullptr) return std::nullopt;
+    pb->stmts[pk] = make_read(h, p.copy, hv, p.at, *conds, span);
+  }
+  auto [rb, rk] = find_stmt(h.body, c.region);
+  rb->stmts.insert(rb->stmts.begin() + static_cast<std::ptrdiff_t>(rk),
+                   Stmt{{hv}, std::move(gen), span});
+  return h;
+}
+
+// The first candidate of f that can be shared, applied.
+std::optional<ir::Function> share_one(const ir::Program& program, const ir::Function& f,
+                                      Candidate* which = nullptr) {
+  std::vector<Candidate> cands;
+  find_candidates(f, f.body, cands);
+  for (const auto& c : cands) {
+    if (auto g = try_share(program, f, c)) {
+      if (which != nullptr) *which = c;
+      return g;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ir::Function share_across_regions(const ir::Program& program, const ir::Function& f) {
+  // Dead statements first: a dead v costs nothing once removed, so materializing it would.
+  // After each share the probes nothing merged into are dead too.
+  ir::Function cur = eliminate_dead_code(program, f);
+  bool changed = false;
+  for (int k = 0; k < kMaxShares; ++k) {
+    auto next = share_one(program, cur);
+    if (!next) break;
+    cur = eliminate_dead_code(program, *next);
+    changed = true;
+  }
+  return changed ? cur : f;
+}
+
+std::optional<std::string> region_cse_postcondition(const ir::Program& program,
+                                                    const ir::Function& f) {
+  // As the pass sees it: dead statements are not work to share.
+  ir::Function g = eliminate_dead_code(program, f);
+  Candidate c;
+  if (!share_one(program, g, &c)) return std::nullopt;
+  auto [b, k] = find_stmt(g.body, c.value);
+  return "a later region computes again the value of `" + ir::print_stmt(program, g, b->stmts[k]) +
+         "`";
+}
+
+}  // namespace cot::opt

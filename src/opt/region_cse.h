@@ -1,0 +1,44 @@
+// Common subexpressions across sibling regions (pass "region-cse"): a per-point value that a
+// gen or reduce R computes at the top of its body, and that a later region over the same
+// ranges computes again, is materialized once and read by both.
+//      let a = sum r. { let d = sum i. X[r, i] * w[i]; (d - y[r]) ^ 2 }
+//      let g = for j. { let e = sum i. X[j, i] * w[i]; e * c }
+//  ==> let H = for r. sum i. X[r, i] * w[i]
+//      let a = sum r. { let d = H[r]; (d - y[r]) ^ 2 }
+//      let g = for j. { let e = H[j]; e * c }
+// Reverse mode recomputes a row's primal value in every region of the gradient that needs it
+// (design.md §7.9); plain CSE cannot share them, since sibling regions do not dominate each
+// other.
+//
+// R is a gen or reduce statement of some block B, and v a costly statement (static_cost.h) at
+// the top level of R's body, with one non-tuple result, that depends on an index variable of R
+// and whose other dependencies inside R's body are cost-free (so H costs per point exactly what
+// v cost R, and R nothing more). A later region R2 is any gen or reduce statement nested
+// anywhere in a statement of B after R, with index variables of the same extents as R's (under
+// an injective mapping). A copy of v and the cost-free statements it reads, with R's index
+// variables mapped to R2's, is put at the top of R2's body and CSE runs: when something in R2
+// merges into the copy, v is materialized as H = for I. { slice; v } placed just before R, and
+// v (in R) and the copy (in R2) become reads of H. Otherwise nothing changes.
+//
+// H runs where R ran, over R's ranges, and each point computes what R computed there
+// unconditionally, so the op count never grows and no error is added: the copy in R2 only
+// reads (free, and in range: R already evaluated the same reads at the same points). A sum
+// over a range that may be empty is a strong zero there; its reads keep that under a guard
+// [extent >= 1]. v is never a guard (a strong zero) or a sum whose terms may be strong zeros.
+// The pass repeats until nothing is shared, so chains of costly values are materialized one
+// statement at a time (each new H makes the next statement's dependencies cost-free).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace cot::opt {
+
+ir::Function share_across_regions(const ir::Program& program, const ir::Function& f);
+// No value of a region's body that a later sibling region computes again at the same points.
+std::optional<std::string> region_cse_postcondition(const ir::Program& program,
+                                                    const ir::Function& f);
+
+}  // namespace cot::opt

@@ -1,0 +1,159 @@
+// Common subexpressions across sibling regions (src/opt/region_cse.h): golden forms, values and
+// op counts before and after (empty ranges, NaN and infinities included), and the cases that
+// must stay apart.
+#include "opt/region_cse.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "opt/inline.h"
+#include "opt/opt_test_util.h"
+
+namespace cot {
+namespace {
+
+using cotangent::DType;
+using cotangent::Value;
+using opt_test::compile;
+using opt_test::expect_same_values;
+using opt_test::printed;
+using opt_test::run;
+using opt_test::run_pass;
+using opt_test::vec;
+
+Value mat(int64_t m, int64_t k, double seed) {
+  Value v = Value::zeros(DType::F64, {m, k});
+  for (int64_t e = 0; e < m * k; ++e) {
+    v.f64_mut()[static_cast<size_t>(e)] = seed * static_cast<double>(e % 5) - 0.3 * e;
+  }
+  return v;
+}
+
+std::vector<double> ramp(int64_t n, double a) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(a * static_cast<double>(i) - 0.5);
+  return out;
+}
+
+ir::Program share(const ir::Program& p, const std::string& fn) {
+  return run_pass(p, fn, opt::share_across_regions, opt::region_cse_postcondition);
+}
+
+// The row value of a loss and of its gradient: both regions compute the dot product of row r.
+constexpr const char* kRows = R"(
+def f(X: f64[m, k], w: f64[k], y: f64[m]) -> f64 {
+  let a = sum r. (dot(X[r], w) - y[r]) ^ 2
+  let g = for j. exp(dot(X[j], w))
+  a + sum j. g[j]
+}
+)";
+
+TEST(OptRegionCse, RowValueOfTwoRegionsIsMaterializedOnce) {
+  auto p = compile(kRows);
+  auto inlined = run_pass(p, "f", opt::inline_functions, opt::no_inlinable_calls);
+  ASSERT_TRUE(opt::region_cse_postcondition(inlined, *inlined.find("f")).has_value());
+  auto q = share(inlined, "f");
+  const std::string out = printed(q, "f");
+  EXPECT_EQ(out, R"(def f(X: f64[m, k], w: f64[k], y: f64[m]) -> f64 {
+  let shared = for r_41: m. {
+    let t42 = X[r_41]
+    let t47 = sum i_43: k. {
+      let t44 = t42[i_43]
+      let t45 = w[i_43]
+      let t46 = t44 * t45
+      t46
+    }
+    t47
+  }
+  let a = sum r: m. {
+    let t11 = [k >= 1] * {
+      let t49 = shared[r]
+      t49
+    }
+    let t12 = y[r]
+    let t13 = t11 - t12
+    let t14 = t13 * t13
+    t14
+  }
+  let g = for j: m. {
+    let t34 = [k >= 1] * {
+      let t50 = shared[j]
+      t50
+    }
+    let t23 = exp(t34)
+    t23
+  }
+  let t27 = sum j_25: m. {
+    let t26 = g[j_25]
+    t26
+  }
+  let t28 = a + t27
+  t28
+}
+)") << out;
+  for (int64_t m : {0, 1, 4}) {
+    for (int64_t k : {0, 1, 3}) {
+      expect_same_values(inlined, q, "f", {mat(m, k, 0.7), vec(ramp(k, 0.4)), vec(ramp(m, 1.1))});
+      // One dot product per row instead of two: m (2k - 1) fewer ops when k >= 1.
+      if (k >= 1) {
+        EXPECT_EQ(run(inlined, "f", {mat(m, k, 0.7), vec(ramp(k, 0.4)), vec(ramp(m, 1.1))}).ops -
+                      run(q, "f", {mat(m, k, 0.7), vec(ramp(k, 0.4)), vec(ramp(m, 1.1))}).ops,
+                  m * (2 * k - 1));
+      }
+    }
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_same_values(inlined, q, "f", {mat(2, 2, 0.5), vec({nan, 1.0}), vec({0.0, inf})});
+  expect_same_values(inlined, q, "f", {mat(2, 2, 0.5), vec({inf, -inf}), vec({1.0, 2.0})});
+}
+
+// The later region needs the value only in one branch: it reads it there, for free.
+TEST(OptRegionCse, LaterRegionUnderABranchReads) {
+  auto p = compile(R"(
+def f(X: f64[m, k], w: f64[k], y: f64[m]) -> f64 {
+  let a = sum r. (dot(X[r], w) - y[r]) ^ 2
+  let g = for j. if y[j] > 0.0 then dot(X[j], w) * 2.0 else 1.0
+  a + sum j. g[j]
+}
+)");
+  auto inlined = run_pass(p, "f", opt::inline_functions, opt::no_inlinable_calls);
+  auto q = share(inlined, "f");
+  EXPECT_EQ(opt_test::count(printed(q, "f"), "shared["), 2) << printed(q, "f");
+  for (int64_t m : {0, 3}) {
+    for (int64_t k : {0, 2}) {
+      expect_same_values(inlined, q, "f", {mat(m, k, 0.9), vec(ramp(k, 0.3)), vec(ramp(m, 0.6))});
+    }
+  }
+}
+
+// Left alone: the first region computes the value only under a guard (materializing it would
+// evaluate skipped work), and regions over different ranges.
+TEST(OptRegionCse, GuardedFirstOccurrenceAndOtherRangesStayApart) {
+  const char* kCases[] = {
+      R"(
+def f(X: f64[m, k], w: f64[k]) -> f64 {
+  let a = sum r. [r >= 1] * dot(X[r], w)
+  let g = for j. exp(dot(X[j], w))
+  a + sum j. g[j]
+}
+)",
+      R"(
+def f(X: f64[m, k], w: f64[k], Y: f64[k, k]) -> f64 {
+  let a = sum r. dot(X[r], w)
+  let g = for j. exp(dot(Y[j], w))
+  a + sum j. g[j]
+}
+)"};
+  for (const char* text : kCases) {
+    auto p = compile(text);
+    auto inlined = run_pass(p, "f", opt::inline_functions, opt::no_inlinable_calls);
+    auto q = share(inlined, "f");
+    EXPECT_EQ(printed(q, "f"), printed(inlined, "f"));
+  }
+}
+
+}  // namespace
+}  // namespace cot
