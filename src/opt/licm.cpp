@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "ir/printer.h"
+#include "ir/regions.h"
 #include "ir/uses.h"
+#include "opt/guard_projection.h"
 #include "opt/static_cost.h"
 #include "opt/substitute.h"
 
@@ -28,6 +30,11 @@ struct Region {
   // predicate that holds exactly when it runs at least once.
   bool runs = false;
   std::optional<Pred> nonempty;
+  // The index variables (or the counter) with their ranges as constraints `e >= 0`; false
+  // when a range is not affine.
+  std::vector<VarId> indices;
+  std::vector<Affine> ranges;
+  bool affine_ranges = true;
 };
 
 std::optional<Region> region_of(const ir::Function& f, Stmt& s,
@@ -52,7 +59,23 @@ std::optional<Region> region_of(const ir::Function& f, Stmt& s,
   } else if (auto* l = s.as<ir::LoopOp>(); l != nullptr && !l->is_while) {
     r.body = &l->body;
     r.variant = l->state;
-    if (l->iter >= 0) r.variant.push_back(l->iter);
+    if (l->iter >= 0) {
+      r.variant.push_back(l->iter);
+      r.indices.push_back(l->iter);
+      // 0 <= iter <= count - 1
+      Affine c =
+          l->count.is_var ? Affine::var(l->count.var) : Affine::constant(l->count.lit.integer);
+      auto c1 = Affine::add(c, Affine::constant(-1));
+      auto up = c1 ? Affine::sub(*c1, Affine::var(l->iter)) : std::nullopt;
+      if (up) {
+        r.ranges.push_back(Affine::var(l->iter));
+        r.ranges.push_back(*up);
+      } else {
+        r.affine_ranges = false;
+      }
+    } else {
+      r.affine_ranges = false;
+    }
     if (!l->count.is_var) {
       r.runs = l->count.lit.integer >= 1;
       if (!r.runs) r.nonempty = Pred::falsity();
@@ -71,6 +94,8 @@ std::optional<Region> region_of(const ir::Function& f, Stmt& s,
   bool stateable = true;
   for (const auto& iv : *ivars) {
     r.variant.push_back(iv.var);
+    r.indices.push_back(iv.var);
+    if (!add_range_constraints(f, iv.var, iv.extent, r.ranges)) r.affine_ranges = false;
     if (auto c = iv.extent.as_constant()) {
       if (*c < 1) conds.push_back(Pred::falsity());
       continue;
@@ -187,6 +212,106 @@ Plan plan_hoist(const ir::Function& f, const Region& r) {
   return plan;
 }
 
+// A guard of a region body whose body has costly statements that do not vary in the region:
+// they move before the region under `pred`, which holds exactly when the guard's body runs at
+// least once (the region's ranges and the guard's predicate, the index variables projected
+// away), so they run once when the original ran them at least once.
+// Whether the statement is or holds a region that repeats its body (gen, reduce, accum, loop).
+bool repeats(const Stmt& s) {
+  if (s.as<ir::GenOp>() != nullptr || s.as<ir::ReduceOp>() != nullptr ||
+      s.as<ir::AccumOp>() != nullptr || s.as<ir::LoopOp>() != nullptr) {
+    return true;
+  }
+  bool found = false;
+  ir::for_each_region(s, [&](const Block& b) {
+    for (const auto& t : b.stmts) found = found || repeats(t);
+  });
+  return found;
+}
+
+struct GuardPlan {
+  size_t guard = 0;         // the guard statement's index in the region body
+  std::vector<bool> moves;  // per statement of the guard's body
+  Pred pred;
+};
+
+std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r,
+                                          const std::vector<ScopeFrame>& frames) {
+  if (!r.affine_ranges) return std::nullopt;
+  const Block& body = *r.body;
+  std::unordered_set<VarId> variant(r.variant.begin(), r.variant.end());
+  std::vector<std::string> dynamic;
+  for (const auto& s : body.stmts) {
+    for (VarId v : s.results) {
+      variant.insert(v);
+      for (const auto& sv : f.size_vars) {
+        if (sv.param == -1 && sv.var == v) dynamic.push_back(sv.name);
+      }
+    }
+  }
+  std::optional<IndexFacts> outside;
+  for (size_t gi = 0; gi < body.stmts.size(); ++gi) {
+    const auto* g = body.stmts[gi].as<ir::GuardOp>();
+    if (g == nullptr) continue;
+    std::vector<Affine> cs = r.ranges;
+    std::vector<Pred> atoms;
+    if (!split_conjunction(g->pred, cs, atoms)) continue;
+    std::vector<int32_t> pvars;
+    g->pred.collect_vars(pvars);
+    const bool outside_only = std::all_of(pvars.begin(), pvars.end(), [&](VarId v) {
+      return variant.count(v) == 0 ||
+             std::find(r.indices.begin(), r.indices.end(), v) != r.indices.end();
+    });
+    if (!outside_only) continue;
+    const Block& gb = g->body;
+    const size_t n = gb.stmts.size();
+    std::vector<bool> inv(n, false);
+    std::unordered_set<VarId> inner_variant = variant;
+    for (size_t k = 0; k < n; ++k) {
+      const Stmt& s = gb.stmts[k];
+      bool ok =
+          s.as<ir::LoopOp>() == nullptr && !s.results.empty() && !mentions_sizes(f, s, dynamic);
+      for (VarId v : s.results) ok = ok && !f.type_of(v).is_tuple;
+      for (VarId v : stmt_uses(s)) ok = ok && inner_variant.count(v) == 0;
+      if (ok) {
+        inv[k] = true;
+      } else {
+        for (VarId v : s.results) inner_variant.insert(v);
+      }
+    }
+    // Only what the guard's body still needs moves; something costly that repeats work (a
+    // region) must: scalar work under a guard is left where it is (a one-hot [j == 0] * e runs
+    // once anyway, and the printed derivatives keep the paper's index structure).
+    std::unordered_set<VarId> needed;
+    for (const auto& a : gb.results) {
+      if (a.is_var) needed.insert(a.var);
+    }
+    std::vector<bool> moves(n, false);
+    bool costly = false;
+    for (size_t k = n; k-- > 0;) {
+      const Stmt& s = gb.stmts[k];
+      const bool live = std::any_of(s.results.begin(), s.results.end(),
+                                    [&](VarId v) { return needed.count(v) != 0; });
+      if (!live) continue;
+      for (VarId v : stmt_uses(s)) needed.insert(v);
+      if (inv[k]) {
+        moves[k] = true;
+        costly = costly || (repeats(s) && !is_cost_free(f, s));
+      }
+    }
+    if (!costly) continue;
+    if (!outside) outside = facts_of(f, frames);
+    auto proj = project_constraints(
+        std::move(cs), r.indices, *outside, [](VarId) { return false; },
+        [&](VarId v) { return variant.count(v) != 0; });
+    if (!proj) continue;  // never runs, or not exact
+    std::vector<Pred> conds = std::move(atoms);
+    conds.insert(conds.end(), proj->outer.begin(), proj->outer.end());
+    return GuardPlan{gi, std::move(moves), Pred::conj(std::move(conds))};
+  }
+  return std::nullopt;
+}
+
 class Hoister {
  public:
   explicit Hoister(ir::Function& f) : f_(f), frames_(1) {}
@@ -211,6 +336,53 @@ class Hoister {
   void hoist(Stmt& s, std::vector<Stmt>& out) {
     auto r = region_of(f_, s, frames_);
     if (!r) return;
+    // A guard emptied of its invariants may be invariant itself: plain hoisting again.
+    hoist_plain(s, *r, out);
+    while (auto gp = plan_guard_hoist(f_, *r, frames_)) {
+      hoist_from_guard(s, *r, *gp, out);
+      hoist_plain(s, *r, out);
+    }
+  }
+
+  // The planned statements of a guard in the region body move before the region, into a
+  // guard on `pred` (or bare when it is true); the guard's body reads their results.
+  void hoist_from_guard(const Stmt& s, const Region& r, const GuardPlan& gp,
+                        std::vector<Stmt>& out) {
+    Block& gb = r.body->stmts[gp.guard].as<ir::GuardOp>()->body;
+    std::vector<Stmt> keep, moved;
+    for (size_t k = 0; k < gb.stmts.size(); ++k) {
+      (gp.moves[k] ? moved : keep).push_back(std::move(gb.stmts[k]));
+    }
+    gb.stmts = std::move(keep);
+    if (gp.pred.kind == Pred::Kind::True) {
+      for (auto& m : moved) out.push_back(std::move(m));
+      return;
+    }
+    std::unordered_set<VarId> used;
+    ir::for_each_use(gb, [&](VarId v) { used.insert(v); });
+    ir::GuardOp guard;
+    guard.pred = gp.pred;
+    std::vector<VarId> results;
+    Substitution rename;
+    for (auto& m : moved) {
+      for (VarId v : m.results) {
+        if (used.count(v) == 0) continue;
+        // Copied before new_var grows the table.
+        std::string name = f_.vars[static_cast<size_t>(v)].name;
+        Type t = f_.vars[static_cast<size_t>(v)].type;
+        VarId outer = f_.new_var(std::move(name), std::move(t));
+        guard.body.results.push_back(Atom::of(v));
+        results.push_back(outer);
+        rename[v] = Atom::of(outer);
+      }
+      guard.body.stmts.push_back(std::move(m));
+    }
+    out.push_back(Stmt{std::move(results), std::move(guard), s.span});
+    substitute_uses(gb, rename);
+  }
+
+  void hoist_plain(Stmt& s, const Region& region, std::vector<Stmt>& out) {
+    const Region* r = &region;
     Plan plan = plan_hoist(f_, *r);
     if (!plan.any()) return;
     Block& body = *r->body;
@@ -277,6 +449,15 @@ std::optional<std::string> check_block(const ir::Program& program, ir::Function&
         if (plan.plain[k] || plan.guarded[k]) {
           return "the statement " + ir::print_stmt(program, f, r->body->stmts[k]) +
                  " is invariant in " + ir::print_stmt(program, f, s);
+        }
+      }
+      if (auto gp = plan_guard_hoist(f, *r, frames)) {
+        const auto& gb = r->body->stmts[gp->guard].as<ir::GuardOp>()->body;
+        for (size_t k = 0; k < gp->moves.size(); ++k) {
+          if (gp->moves[k]) {
+            return "the statement " + ir::print_stmt(program, f, gb.stmts[k]) +
+                   " of a guard is invariant in " + ir::print_stmt(program, f, s);
+          }
         }
       }
     }

@@ -9,6 +9,18 @@
 // statements move into one guard [extent >= 1 && ...] over the size variables (the trip count),
 // or stay when an extent is not affine. Statements that are free and cannot fail (comparisons,
 // logic, select, real conversions, tuples) move out as they are. Loops never move.
+//
+// A guard directly in such a body, whose predicate is a conjunction of affine constraints (over
+// the region's index variables or counter and what is bound outside) and of atoms bound outside,
+// is run through too: the statements of its body that do not vary in the region and that the
+// guard still needs move before the region (when one of them is costly work that repeats: a
+// region; scalar work under a guard stays), into a guard on where the
+// original guard's body runs at least once, the region's ranges and the predicate with the index
+// variables projected away (guard_projection.h):
+//      for i. [i >= 1] * (x[i] * sum j. y[j])  ==>  let s = [n >= 2] * sum j. y[j]
+//                                                    for i. [i >= 1] * (x[i] * s)
+// They run once when the original ran them at least once, so the count never grows and nothing
+// fails that did not.
 #pragma once
 
 #include <optional>

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "ad/clone.h"
-#include "index/fourier_motzkin.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
+#include "opt/guard_projection.h"
 #include "opt/static_cost.h"
 
 namespace cot::opt {
@@ -129,8 +129,10 @@ struct RegionCtx {
   std::unordered_set<VarId> bound;   // everything bound inside R
   std::vector<std::string> dynamic;  // dynamic sizes bound inside R
   std::vector<VarId> repeating;      // R's index variables whose extent is not 1
-  IndexFacts outside;                // facts before R
-  std::vector<ScopeFrame> frames;    // frames inside R's body
+  // R is a counted loop: count - 1 (>= 0 exactly when it runs).
+  std::optional<Affine> count_minus_one;
+  IndexFacts outside;              // facts before R
+  std::vector<ScopeFrame> frames;  // frames inside R's body
 };
 
 // The plan for the last level of a path.
@@ -182,6 +184,8 @@ class Fission {
     } else if (auto* a = r.as<ir::AccumOp>()) {
       body = &a->body;
       ivars = &a->ivars;
+    } else if (auto* l = r.as<ir::LoopOp>(); l != nullptr && !l->is_while) {
+      return counted_loop(r, *l, out);
     } else {
       return;
     }
@@ -207,10 +211,49 @@ class Fission {
     if (!found) descend_from(ctx, path, out);
   }
 
-  // Opens every gen/reduce statement of the last level of the path as the next level.
+  // R a counted loop: its body runs count times with the same values of what does not depend
+  // on the state or the counter, so a chain of a gen/reduce/guard nested in it that does not
+  // is materialized before it, under [count >= 1] (H then is computed only when the original
+  // computed the chain at least once). A chain directly in the body is licm's.
+  void counted_loop(Stmt& r, ir::LoopOp& l, std::vector<Stmt>& out) {
+    RegionCtx ctx;
+    if (!l.count.is_var) {
+      if (l.count.lit.integer <= 1) return;  // never runs, or nothing is repeated
+      ctx.count_minus_one = Affine::constant(l.count.lit.integer - 1);
+    } else {
+      ctx.count_minus_one = Affine::add(Affine::var(l.count.var), Affine::constant(-1));
+      if (!ctx.count_minus_one) return;
+    }
+    ctx.outside = facts_of(f_, frames_);
+    collect_bound(r, ctx.bound);
+    for (const auto& sv : f_.size_vars) {
+      if (sv.param == -1 && ctx.bound.count(sv.var) != 0) ctx.dynamic.push_back(sv.name);
+    }
+    ctx.frames = frames_;
+    ScopeFrame rf;
+    rf.kind = ScopeFrame::Kind::ForBody;
+    rf.iter = l.iter;
+    rf.count = l.count;
+    ctx.frames.push_back(rf);
+    std::vector<Level> path{Level{&l.body, {}, 0, std::nullopt}};
+    descend_from(ctx, path, out);
+  }
+
+  // Opens every gen/reduce statement, guard and branch of an if on a condition bound outside R
+  // of the last level of the path as the next level (a branch is a guard on the condition).
   void descend_from(RegionCtx& ctx, std::vector<Level>& path, std::vector<Stmt>& out) {
     for (size_t i = 0; i < path.back().body->stmts.size() && !found; ++i) {
       Stmt& q = path.back().body->stmts[i];
+      if (auto* iff = q.as<ir::IfOp>();
+          iff != nullptr && iff->cond.is_var && ctx.bound.count(iff->cond.var) == 0) {
+        descend_into(ctx, path, out, i,
+                     Level{&iff->then_branch, {}, 0, Pred::atom_of(iff->cond.var)});
+        if (!found) {
+          descend_into(ctx, path, out, i,
+                       Level{&iff->else_branch, {}, 0, Pred::atom_of(iff->cond.var, true)});
+        }
+        continue;
+      }
       Level next;
       if (auto* g = q.as<ir::GenOp>()) {
         next = Level{&g->body, g->ivars, 0, std::nullopt};
@@ -221,86 +264,61 @@ class Fission {
       } else {
         continue;
       }
-      bool usable = true;
-      for (const auto& iv : next.ivars) {
-        auto c = iv.extent.as_constant();
-        if ((c && *c < 1) || size_mentions(iv.extent, ctx.dynamic)) usable = false;
-      }
-      if (!usable) continue;  // never runs, or H's shape would name a size bound in R
-      path.back().q = i;
-      path.push_back(std::move(next));
-      ScopeFrame fr;
-      if (path.back().guard) {
-        fr.kind = ScopeFrame::Kind::Guard;
-        fr.pred = *path.back().guard;
-      } else {
-        fr.kind = ScopeFrame::Kind::Index;
-        fr.ivars = path.back().ivars;
-      }
-      ctx.frames.push_back(fr);
-      level(ctx, path, out);
-      if (!found) descend_from(ctx, path, out);
-      ctx.frames.pop_back();
-      path.pop_back();
+      descend_into(ctx, path, out, i, std::move(next));
     }
+  }
+
+  void descend_into(RegionCtx& ctx, std::vector<Level>& path, std::vector<Stmt>& out, size_t i,
+                    Level next) {
+    bool usable = true;
+    for (const auto& iv : next.ivars) {
+      auto c = iv.extent.as_constant();
+      if ((c && *c < 1) || size_mentions(iv.extent, ctx.dynamic)) usable = false;
+    }
+    if (!usable) return;  // never runs, or H's shape would name a size bound in R
+    path.back().q = i;
+    path.push_back(std::move(next));
+    ScopeFrame fr;
+    if (path.back().guard) {
+      fr.kind = ScopeFrame::Kind::Guard;
+      fr.pred = *path.back().guard;
+    } else {
+      fr.kind = ScopeFrame::Kind::Index;
+      fr.ivars = path.back().ivars;
+    }
+    ctx.frames.push_back(fr);
+    level(ctx, path, out);
+    if (!found) descend_from(ctx, path, out);
+    ctx.frames.pop_back();
+    path.pop_back();
   }
 
   // Whether a guard's predicate can be projected (project): a conjunction of affine
   // constraints and of boolean atoms bound outside R.
   static bool projectable(const RegionCtx& ctx, const Pred& p) {
-    switch (p.kind) {
-      case Pred::Kind::True:
-      case Pred::Kind::Ge0:
-      case Pred::Kind::Eq0:
-        return true;
-      case Pred::Kind::Atom:
-        return ctx.bound.count(p.atom) == 0;
-      case Pred::Kind::And:
-        return std::all_of(p.kids.begin(), p.kids.end(),
-                           [&](const Pred& k) { return projectable(ctx, k); });
-      default:
-        return false;
-    }
-  }
-
-  static void conjuncts(const Pred& p, std::vector<Affine>& affine, std::vector<Pred>& atoms) {
-    if (p.kind == Pred::Kind::Ge0) {
-      affine.push_back(p.expr);
-    } else if (p.kind == Pred::Kind::Eq0) {
-      affine.push_back(p.expr);
-      if (auto neg = Affine::scale(p.expr, -1)) affine.push_back(*neg);
-    } else if (p.kind == Pred::Kind::Atom) {
-      atoms.push_back(p);
-    } else if (p.kind == Pred::Kind::And) {
-      for (const auto& k : p.kids) conjuncts(k, affine, atoms);
-    }
+    std::vector<Affine> affine;
+    std::vector<Pred> atoms;
+    return split_conjunction(p, affine, atoms) &&
+           std::all_of(atoms.begin(), atoms.end(),
+                       [&](const Pred& a) { return ctx.bound.count(a.atom) == 0; });
   }
 
   // The points of H (over the path's index variables `keep`) at which the original evaluates
   // the chain at least once: the path's ranges and guard predicates with its other index
-  // variables projected away by Fourier-Motzkin. The projection is exact over the integers
-  // because every variable eliminated has the coefficient +-1 in every constraint it occurs in
-  // (a lower bound L <= v and an upper bound v <= U of integer expressions leave an integer v
-  // exactly when L <= U); nullopt when that fails. Conditions that the facts before R and H's
+  // variables projected away (guard_projection.h). Conditions that the facts before R and H's
   // ranges prove are dropped; the others are split into those over H's index variables (the
   // guard inside H) and the rest (the guard around it).
-  struct Projection {
-    std::vector<Pred> outer, inner;
-  };
-  std::optional<Projection> project(const RegionCtx& ctx, const std::vector<Level>& path,
-                                    const std::set<VarId>& keep) const {
+  std::optional<ProjectedGuard> project(const RegionCtx& ctx, const std::vector<Level>& path,
+                                        const std::set<VarId>& keep) const {
     std::vector<Affine> cs;
-    Projection out;
+    std::vector<Pred> atoms;
     std::vector<VarId> eliminated;
     IndexFacts known = ctx.outside;
+    if (ctx.count_minus_one) cs.push_back(*ctx.count_minus_one);
     for (const auto& level : path) {
-      if (level.guard) conjuncts(*level.guard, cs, out.outer);
+      if (level.guard && !split_conjunction(*level.guard, cs, atoms)) return std::nullopt;
       for (const auto& iv : level.ivars) {
-        auto e1 = minus_one(f_, iv.extent);
-        auto upper = e1 ? Affine::sub(*e1, Affine::var(iv.var)) : std::nullopt;
-        if (!upper) return std::nullopt;
-        cs.push_back(Affine::var(iv.var));
-        cs.push_back(*upper);
+        if (!add_range_constraints(f_, iv.var, iv.extent, cs)) return std::nullopt;
         if (keep.count(iv.var) != 0) {
           known.add_range(f_, iv.var, iv.extent);
         } else {
@@ -308,58 +326,10 @@ class Fission {
         }
       }
     }
-    for (VarId v : eliminated) {
-      std::vector<Affine> lower, upper, rest;
-      for (const auto& c : cs) {
-        Affine t = fm::tighten(c);
-        if (t.is_constant()) {
-          if (t.constant_term() < 0) return std::nullopt;  // never evaluated
-          continue;
-        }
-        const int64_t k = t.coeff(v);
-        if (k != 0 && k != 1 && k != -1) return std::nullopt;
-        (k == 1 ? lower : k == -1 ? upper : rest).push_back(std::move(t));
-      }
-      if (lower.size() * upper.size() + rest.size() > fm::kMaxConstraints) return std::nullopt;
-      cs = std::move(rest);
-      for (const auto& lo : lower) {
-        for (const auto& hi : upper) {
-          auto c = Affine::add(lo, hi);
-          if (!c) return std::nullopt;
-          cs.push_back(*c);
-        }
-      }
-    }
-    // Those the facts and the others left do not prove.
-    std::vector<Affine> left;
-    for (const auto& c : cs) {
-      Affine t = fm::tighten(c);
-      if (t.is_constant()) {
-        if (t.constant_term() < 0) return std::nullopt;
-        continue;
-      }
-      if (!known.proves(t) && std::find(left.begin(), left.end(), t) == left.end()) {
-        left.push_back(std::move(t));
-      }
-    }
-    for (size_t i = left.size(); i-- > 0;) {
-      IndexFacts others = known;
-      for (size_t j = 0; j < left.size(); ++j) {
-        if (j != i) others.add(left[j]);
-      }
-      if (others.proves(left[i])) left.erase(left.begin() + static_cast<long>(i));
-    }
-    for (const auto& t : left) {
-      bool inner = false;
-      for (const auto& [v, k] : t.terms()) {
-        if (keep.count(v) != 0) {
-          inner = true;
-        } else if (ctx.bound.count(v) != 0) {
-          return std::nullopt;  // bound in R, but not an index variable of the path
-        }
-      }
-      (inner ? out.inner : out.outer).push_back(Pred::ge0(t));
-    }
+    auto out = project_constraints(
+        std::move(cs), eliminated, known, [&](VarId v) { return keep.count(v) != 0; },
+        [&](VarId v) { return ctx.bound.count(v) != 0; });
+    if (out) out->outer.insert(out->outer.begin(), atoms.begin(), atoms.end());
     return out;
   }
 
@@ -459,8 +429,9 @@ class Fission {
             s.as<ir::LoopOp>() != nullptr || f_.type_of(s.results[0]).is_tuple ||
             binds_dynamic_size(s) || mentions_sizes(f_, s, ctx.dynamic) ||
             !uses_ok(uses[i], inner, deps[i]) ||
-            std::all_of(ctx.repeating.begin(), ctx.repeating.end(),
-                        [&](VarId v) { return deps[i].count(v) != 0; })) {
+            (!ctx.repeating.empty() &&
+             std::all_of(ctx.repeating.begin(), ctx.repeating.end(),
+                         [&](VarId v) { return deps[i].count(v) != 0; }))) {
           continue;
         }
         in[i] = true;
@@ -527,6 +498,9 @@ class Fission {
               guard.push_back(Pred::ge0(*e1));
             }
           }
+        }
+        if (ok && ctx.count_minus_one && !ctx.outside.proves(*ctx.count_minus_one)) {
+          guard.push_back(Pred::ge0(*ctx.count_minus_one));
         }
         std::vector<Pred> inner;
         if (ok && std::any_of(path.begin(), path.end(), [](const Level& l) { return l.guard; })) {

@@ -4,10 +4,15 @@
 //      for j. sum r. { let a = sum i. X[r, i] * w[i]; a * X[r, j] }
 //  ==> let H = [k >= 1] * for r. sum i. X[r, i] * w[i]
 //      for j. sum r. { let a = H[r]; a * X[r, j] }
-// R is a gen, reduce or accum statement, and Q1 ... Qn (n >= 0) a path of gen/reduce/guard
-// statements below it, each directly in the previous body (not in an if branch, a loop or an
-// accum body: hoisting out of those would evaluate skipped work). A guard on the path is passed
-// only when its predicate is a conjunction of affine constraints (and of atoms bound outside R):
+// R is a gen, reduce or accum statement, or a counted loop (not a while loop), and Q1 ... Qn
+// (n >= 0; n >= 1 for a loop, whose own body is licm's) a path of gen/reduce/guard statements
+// and branches of ifs on a condition bound outside R below it, each directly in the previous body
+// (not in a loop or an accum body, nor an if on a condition that varies in R: hoisting out of
+// those would evaluate skipped work). A chain in a counted loop must not depend on the loop's
+// state or counter (every iteration computes it again with the same values); H is computed
+// under [count >= 1]. A branch is a guard on its condition (or its negation). A guard on the
+// path is passed only when its predicate is a conjunction of affine constraints (and of atoms
+// bound outside R):
 // H then covers exactly the points at which the original evaluated the chain at least once, the
 // ranges and guard predicates of the path projected by Fourier-Motzkin onto H's index variables
 // (exact over the integers, as every variable eliminated has the coefficient +-1); a guard on

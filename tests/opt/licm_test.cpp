@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,105 @@ def f(x: f64[n], c: f64) -> f64 {
   for (int n : {1, 3}) expect_same_values(p, q, "f", {vec(n), Value::f64(0.3)});
   expect_same_values(p, q, "f", {empty_vec(), Value::f64(0.3)});
   EXPECT_LT(run(q, "f", {vec(5), Value::f64(0.3)}).ops, run(p, "f", {vec(5), Value::f64(0.3)}).ops);
+}
+
+// A sum under a guard on the generator's index moves out of the guard and the generator, under
+// the guard's projection [n >= 2] (some i in 0..n-1 has i >= 1): computed once, and not at all
+// when the original never ran it.
+TEST(OptLicm, invariant_of_a_guard_moves_out_under_its_projection) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], y: f64[m]) -> f64[n] {
+  for i. [i >= 1] * (x[i] * (sum j. y[j] * y[j]))
+})");
+  auto q = hoisted(p, "f");
+  EXPECT_EQ(printed(q, "f"), R"(def f(x: f64[n], y: f64[m]) -> f64[n] {
+  let t14 = [n >= 2] * {
+    let t10 = sum j: m. {
+      let t7 = y[j]
+      let t8 = y[j]
+      let t9 = t7 * t8
+      t9
+    }
+    t10
+  }
+  let t13 = for i: n. {
+    let t12 = [i >= 1] * {
+      let t5 = x[i]
+      let t11 = t5 * t14
+      t11
+    }
+    t12
+  }
+  t13
+}
+)") << printed(q, "f");
+  for (int n : {0, 1, 2, 4}) {
+    for (int m : {0, 3})
+      expect_same_values(p, q, "f", {n == 0 ? empty_vec() : vec(n), m == 0 ? empty_vec() : vec(m)});
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_same_values(p, q, "f", {vec(3), f64_vector({nan, 1.0})});
+  expect_same_values(p, q, "f", {vec(3), f64_vector({inf, 1.0})});
+  expect_same_values(p, q, "f", {vec(1), f64_vector({nan, 1.0})});
+  // 3 * (2m - 1 + 1) before; 2m - 1 + 3 after (n = 4, m = 3).
+  EXPECT_EQ(run(p, "f", {vec(4), vec(3)}).ops, 3 * 6);
+  EXPECT_EQ(run(q, "f", {vec(4), vec(3)}).ops, 5 + 3);
+  EXPECT_EQ(run(q, "f", {vec(1), vec(3)}).ops, 0);
+}
+
+// In a counted loop, a guard on the counter: the sum moves out under [k >= 3] (it is not
+// evaluated when the original did not evaluate it).
+TEST(OptLicm, invariant_of_a_guard_on_the_counter_moves_out) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], k: i64) -> f64 {
+  loop s = 0.0 for t < k { s + [t >= 2] * (sum j. x[j] * x[0]) }
+})");
+  auto q = hoisted(p, "f");
+  EXPECT_EQ(printed(q, "f"), R"(def f(x: f64[n], k: i64) -> f64 {
+  let t14 = [k >= 3] * {
+    let t13 = [n >= 1] * {
+      let t7 = x[0]
+      t7
+    }
+    let t9 = sum j: n. {
+      let t6 = x[j]
+      let t8 = t6 * t13
+      t8
+    }
+    t9
+  }
+  let t12 = loop s = 0.0 for t < k {
+    let t10 = [t >= 2] * t14
+    let t11 = s + t10
+    t11
+  }
+  t12
+}
+)") << printed(q, "f");
+  for (int64_t k : {0, 2, 3, 6}) expect_same_values(p, q, "f", {vec(2), Value::i64(k)});
+  expect_same_values(p, q, "f", {empty_vec(), Value::i64(2)});
+  // The sum (3) once; the additions of the strong zeros of t = 0, 1 are not charged.
+  EXPECT_EQ(run(q, "f", {vec(2), Value::i64(6)}).ops, 3 + 4);
+  EXPECT_EQ(run(p, "f", {vec(2), Value::i64(6)}).ops, 4 * 3 + 4);
+}
+
+// What varies in the region, guards whose predicate is not an affine conjunction over the
+// index variables and what is outside, and scalar work under a guard, stay.
+TEST(OptLicm, guards_that_vary_or_do_not_project_stay) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], y: f64[m]) -> f64[n] {
+  for i. [i >= 1] * exp(x[i])
+}
+def g(x: f64[n], y: f64[m]) -> f64[n] {
+  for i. [i >= 1 || i + 2 < n] * (x[i] * (sum j. y[j] * y[j]))
+}
+def h(x: f64[n], a: f64) -> f64[n] {
+  for i. [i >= 1] * (x[i] * exp(a))
+})");
+  for (const char* fn : {"f", "g", "h"}) {
+    EXPECT_EQ(printed(hoisted(p, fn), fn), printed(p, fn)) << fn;
+  }
 }
 
 TEST(OptLicm, postcondition_reports_an_invariant) {
