@@ -27,6 +27,8 @@ using ir::VarId;
 constexpr int kMaxShares = 64;
 // At most this many mappings of R's index variables to a later region's are probed.
 constexpr size_t kMaxMappings = 4;
+// At most this many complete assignments are looked at when searching for them.
+constexpr int kMaxLeaves = 64;
 
 void collect_bound(const Block& b, std::unordered_set<VarId>& out);
 
@@ -182,25 +184,37 @@ Block slice_block(const Block& body, const std::vector<size_t>& slice, size_t q)
   return b;
 }
 
-// Injective mappings of `from` onto variables of `to` with equal extents (at most
-// kMaxMappings), each as the list of `to` variables in `from`'s order.
+// Injective mappings of `from` onto the index variables in scope at a later region's body, with
+// equal extents, that use at least one of the region's own (`own`; the others are `outer`, of
+// the regions around it), so each mapping has one deepest region to place its copy in. At most
+// kMaxMappings, each as the list of variables in `from`'s order.
 std::vector<std::vector<VarId>> mappings(const std::vector<ir::IndexVar>& from,
-                                         const std::vector<ir::IndexVar>& to) {
+                                         const std::vector<ir::IndexVar>& outer,
+                                         const std::vector<ir::IndexVar>& own) {
+  std::vector<const ir::IndexVar*> to;
+  for (const auto& iv : outer) to.push_back(&iv);
+  for (const auto& iv : own) to.push_back(&iv);
   std::vector<std::vector<VarId>> out;
   std::vector<VarId> cur;
   std::vector<bool> taken(to.size(), false);
+  int own_used = 0;
+  int leaves = 0;  // bounds the search when many variables share an extent
   std::function<void(size_t)> go = [&](size_t k) {
-    if (out.size() >= kMaxMappings) return;
+    if (out.size() >= kMaxMappings || leaves > kMaxLeaves) return;
     if (k == from.size()) {
-      out.push_back(cur);
+      ++leaves;
+      if (own_used > 0) out.push_back(cur);
       return;
     }
     for (size_t j = 0; j < to.size(); ++j) {
-      if (taken[j] || !(to[j].extent == from[k].extent)) continue;
+      if (taken[j] || !(to[j]->extent == from[k].extent)) continue;
+      const bool is_own = j >= outer.size();
       taken[j] = true;
-      cur.push_back(to[j].var);
+      own_used += is_own ? 1 : 0;
+      cur.push_back(to[j]->var);
       go(k + 1);
       cur.pop_back();
+      own_used -= is_own ? 1 : 0;
       taken[j] = false;
     }
   };
@@ -208,17 +222,35 @@ std::vector<std::vector<VarId>> mappings(const std::vector<ir::IndexVar>& from,
   return out;
 }
 
-// Calls visit(region statement) for every gen or reduce nested anywhere in `s`, s included,
-// innermost first (so a visit may change the statement's body).
-void for_each_index_region(Stmt& s, const std::function<void(Stmt&)>& visit) {
+// Calls visit(region statement, index variables of the regions around it) for every gen or
+// reduce nested anywhere in `s`, s included, innermost first (so a visit may change the
+// statement's body). The regions around are those between `s` and the region, on the path of
+// nested blocks (bodies, branches, guards) that leads to it.
+void for_each_index_region(
+    Stmt& s, std::vector<ir::IndexVar>& outer,
+    const std::function<void(Stmt&, const std::vector<ir::IndexVar>&)>& visit) {
+  const auto* own = ivars_of(s);
+  if (own != nullptr) outer.insert(outer.end(), own->begin(), own->end());
   ir::for_each_region(s, [&](Block& r) {
-    for (Stmt& t : r.stmts) for_each_index_region(t, visit);
+    for (Stmt& t : r.stmts) for_each_index_region(t, outer, visit);
   });
-  if (ivars_of(s) != nullptr) visit(s);
+  if (own != nullptr) {
+    outer.resize(outer.size() - own->size());
+    visit(s, outer);
+  }
 }
 
-void for_each_index_region(const Stmt& s, const std::function<void(const Stmt&)>& visit) {
-  for_each_index_region(const_cast<Stmt&>(s), [&](Stmt& t) { visit(t); });
+void for_each_index_region(
+    Stmt& s, const std::function<void(Stmt&, const std::vector<ir::IndexVar>&)>& visit) {
+  std::vector<ir::IndexVar> outer;
+  for_each_index_region(s, outer, visit);
+}
+
+void for_each_index_region(
+    const Stmt& s,
+    const std::function<void(const Stmt&, const std::vector<ir::IndexVar>&)>& visit) {
+  for_each_index_region(const_cast<Stmt&>(s),
+                        [&](Stmt& t, const std::vector<ir::IndexVar>& outer) { visit(t, outer); });
 }
 
 void collect_signatures(const Block& b, std::vector<std::pair<size_t, int>>& out) {
@@ -257,8 +289,8 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
     bool any_region = false;
     std::vector<std::pair<size_t, int>> later;
     for (size_t k = a + 1; k < b.stmts.size(); ++k) {
-      for_each_index_region(b.stmts[k], [&](const Stmt& r) {
-        if (mappings(*iv, *ivars_of(r)).empty()) return;
+      for_each_index_region(b.stmts[k], [&](const Stmt& r, const std::vector<ir::IndexVar>& outer) {
+        if (mappings(*iv, outer, *ivars_of(r)).empty()) return;
         any_region = true;
         collect_signatures(*body_of(r), later);
       });
@@ -306,8 +338,8 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
   }
   std::vector<Probe> probes;
   for (size_t k = a + 1; k < block->stmts.size(); ++k) {
-    for_each_index_region(block->stmts[k], [&](Stmt& r) {
-      for (const auto& at : mappings(ivars, *ivars_of(r))) {
+    for_each_index_region(block->stmts[k], [&](Stmt& r, const std::vector<ir::IndexVar>& outer) {
+      for (const auto& at : mappings(ivars, outer, *ivars_of(r))) {
         ad::CloneMap map;
         for (size_t i = 0; i < ivars.size(); ++i) map.atoms[ivars[i].var] = ir::Atom::of(at[i]);
         Block copy = ad::clone_block(g, slice, g, map);

@@ -14,15 +14,22 @@
 // the top level of R's body, with one non-tuple result, that depends on an index variable of R
 // and whose other dependencies inside R's body are cost-free (so H costs per point exactly what
 // v cost R, and R nothing more). A later region R2 is any gen or reduce statement nested
-// anywhere in a statement of B after R, with index variables of the same extents as R's (under
-// an injective mapping). A copy of v and the cost-free statements it reads, with R's index
-// variables mapped to R2's, is put at the top of R2's body and CSE runs: when something in R2
-// merges into the copy, v is materialized as H = for I. { slice; v } placed just before R, and
-// v (in R) and the copy (in R2) become reads of H. Otherwise nothing changes.
+// anywhere in a statement of B after R; the index variables in scope at its body are its own and
+// those of the gens and reduces around it on the path from B (through bodies, if branches and
+// guards). R's index variables are mapped injectively onto those, with equal extents, using at
+// least one of R2's own (so R2 is the deepest region the mapping names):
+//      let S = for i, j. sum d. Q[i, d] * K[j, d]
+//      let g = for i2. if p then { sum j2. exp(sum d. Q[i2, d] * K[j2, d]) } else 0.0
+// maps (i, j) to (i2, j2) and the branch reads S[i2, j2]. A copy of v and the cost-free
+// statements it reads, with R's index variables mapped, is put at the top of R2's body and CSE
+// runs: when something in R2 merges into the copy, v is materialized as H = for I. { slice; v }
+// placed just before R, and v (in R) and the copy (in R2) become reads of H. Otherwise nothing
+// changes.
 //
 // H runs where R ran, over R's ranges, and each point computes what R computed there
 // unconditionally, so the op count never grows and no error is added: the copy in R2 only
-// reads (free, and in range: R already evaluated the same reads at the same points). A sum
+// reads (free, and in range: R already evaluated the same reads at the same points, and R2's
+// index variables range over the same extents, so a copy in a branch or guard is safe too). A sum
 // over a range that may be empty is a strong zero there; its reads keep that under a guard
 // [extent >= 1]. v is never a guard (a strong zero) or a sum whose terms may be strong zeros.
 // The pass repeats until nothing is shared, so chains of costly values are materialized one

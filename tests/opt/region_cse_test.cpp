@@ -129,6 +129,110 @@ def f(X: f64[m, k], w: f64[k], y: f64[m]) -> f64 {
   }
 }
 
+// The later region is a sum over j nested, through a branch, in a gen over i: the pair (i, j)
+// matches R's (r, c), and the branch reads the table.
+constexpr const char* kNested = R"(
+def f(X: f64[m, k], W: f64[n, k], y: f64[m]) -> f64 {
+  let a = sum r, c. (dot(X[r], W[c]) - y[r]) ^ 2
+  let g = for i. if y[i] > 0.0 then sum j. exp(dot(X[i], W[j])) else 1.0
+  a + sum i. g[i]
+}
+)";
+
+TEST(OptRegionCse, LaterRegionNestedUnderABranchReads) {
+  auto p = compile(kNested);
+  auto inlined = run_pass(p, "f", opt::inline_functions, opt::no_inlinable_calls);
+  ASSERT_TRUE(opt::region_cse_postcondition(inlined, *inlined.find("f")).has_value());
+  auto q = share(inlined, "f");
+  const std::string out = printed(q, "f");
+  EXPECT_EQ(out, R"(def f(X: f64[m, k], W: f64[n, k], y: f64[m]) -> f64 {
+  let shared = for r_45: m, c_46: n. {
+    let t47 = X[r_45]
+    let t48 = W[c_46]
+    let t53 = sum i_49: k. {
+      let t50 = t47[i_49]
+      let t51 = t48[i_49]
+      let t52 = t50 * t51
+      t52
+    }
+    t53
+  }
+  let a = sum r: m, c: n. {
+    let t14 = [k >= 1] * {
+      let t55 = shared[r, c]
+      t55
+    }
+    let t15 = y[r]
+    let t16 = t14 - t15
+    let t17 = t16 * t16
+    t17
+  }
+  let g = for i_19: m. {
+    let t20 = y[i_19]
+    let t21 = t20 > 0.0
+    let t32 = if t21 then {
+      let t31 = sum j: n. {
+        let t44 = [k >= 1] * {
+          let t56 = shared[i_19, j]
+          t56
+        }
+        let t30 = exp(t44)
+        t30
+      }
+      t31
+    } else { 1.0 }
+    t32
+  }
+  let t36 = sum i_34: m. {
+    let t35 = g[i_34]
+    t35
+  }
+  let t37 = a + t36
+  t37
+}
+)") << out;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t m : {0, 1, 3}) {
+    for (int64_t n : {0, 1, 2}) {
+      for (int64_t k : {0, 1, 3}) {
+        const std::vector<Value> in = {mat(m, k, 0.7), mat(n, k, -0.4), vec(ramp(m, 1.1))};
+        expect_same_values(inlined, q, "f", in);
+        // One dot product per (i, j) of the branch taken (y[i] > 0 for i >= 1) fewer.
+        const int64_t taken = m >= 2 ? m - 1 : 0;
+        if (k >= 1) {
+          EXPECT_EQ(run(inlined, "f", in).ops - run(q, "f", in).ops, taken * n * (2 * k - 1));
+        }
+      }
+    }
+  }
+  expect_same_values(inlined, q, "f", {mat(2, 2, 0.5), mat(2, 2, 0.1), vec({nan, 1.0})});
+  expect_same_values(inlined, q, "f", {mat(2, 2, 0.5), mat(2, 2, 0.1), vec({inf, -inf})});
+  Value X = mat(2, 2, 0.5);
+  X.f64_mut()[1] = inf;
+  expect_same_values(inlined, q, "f", {X, mat(2, 2, 0.1), vec({1.0, 2.0})});
+}
+
+// R's single index variable maps onto the inner of two nested regions over the same extent
+// (the copy goes to the deepest region it names), not the outer one.
+TEST(OptRegionCse, IndexVariableMapsOntoTheInnerRegion) {
+  auto p = compile(R"(
+def f(X: f64[m, k], w: f64[k]) -> f64 {
+  let a = sum r. exp(dot(X[r], w))
+  let g = for i: m. sum j: m. [j != i] * dot(X[j], w) * X[i, 0]
+  a + sum i. g[i]
+}
+)");
+  auto inlined = run_pass(p, "f", opt::inline_functions, opt::no_inlinable_calls);
+  auto q = share(inlined, "f");
+  EXPECT_EQ(opt_test::count(printed(q, "f"), "shared["), 2) << printed(q, "f");
+  for (int64_t m : {0, 1, 3}) {
+    for (int64_t k : {1, 3}) {
+      expect_same_values(inlined, q, "f", {mat(m, k, 0.9), vec(ramp(k, 0.3))});
+    }
+  }
+}
+
 // Left alone: the first region computes the value only under a guard (materializing it would
 // evaluate skipped work), and regions over different ranges.
 TEST(OptRegionCse, GuardedFirstOccurrenceAndOtherRangesStayApart) {
