@@ -9,6 +9,7 @@
 #include "opt/dynamic_sizes.h"
 #include "opt/fuse.h"
 #include "opt/gen_pushout.h"
+#include "opt/if_merge.h"
 #include "opt/inline.h"
 #include "opt/iverson.h"
 #include "opt/let_lift.h"
@@ -53,6 +54,8 @@ const std::vector<Pass>& pipeline_passes() {
        "hoist loop-invariant statements out of generators, reductions and loops"},
       {"loop-normalize", 2, normalize_loops, loop_normalize_postcondition,
        "drop invariant loop state, unroll loops of 0 or 1 trips (papers/002)"},
+      {"if-merge", 2, merge_ifs, if_merge_postcondition,
+       "merge the ifs of a block on one condition; fold branches on a condition already known"},
       {"cse", 1, eliminate_common_subexpressions, cse_postcondition,
        "share statements equal up to renaming that another dominates"},
       {"region-cse", 2, share_across_regions, region_cse_postcondition,

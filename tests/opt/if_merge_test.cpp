@@ -1,0 +1,188 @@
+// Merging ifs on one condition (pass "if-merge").
+#include "opt/if_merge.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ad/fd_harness.h"
+#include "cotangent/cotangent.h"
+#include "opt/cse.h"
+#include "opt/opt_test_util.h"
+
+namespace cot {
+namespace {
+
+using cotangent::Value;
+using cotangent::adtest::f64_vector;
+using opt_test::expect_same_values;
+using opt_test::printed;
+using opt_test::run;
+using opt_test::run_pass;
+
+ir::Program merged(const ir::Program& p, const std::string& fn) {
+  return run_pass(p, fn, opt::merge_ifs, opt::if_merge_postcondition);
+}
+// Merging, then CSE: what the pipeline does in one round.
+ir::Program merged_and_shared(const ir::Program& p, const std::string& fn) {
+  return run_pass(merged(p, fn), fn, opt::eliminate_common_subexpressions, opt::cse_postcondition);
+}
+
+Value vec(int n) {
+  std::vector<double> xs;
+  for (int k = 0; k < n; ++k) xs.push_back(0.5 + 0.25 * k - 0.1 * k * k);
+  return f64_vector(xs);
+}
+Value empty_vec() {
+  return Value::zeros(cotangent::DType::F64, {0});
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The shape reverse mode makes for logsumexp: a primal if and an adjoint if on one condition,
+// a statement between reading the first, both else branches summing the same exps.
+constexpr const char* kTwoIfs = R"(
+def f(x: f64[n], flag: bool) -> f64 {
+  let a = if flag then 0.0 else log(sum i. exp(x[i]))
+  let b = a * 2.0
+  let c = if flag then b else b / (sum i. exp(x[i]))
+  c + a
+})";
+
+void expect_same_on_edge_cases(const ir::Program& p, const ir::Program& q) {
+  for (bool flag : {false, true}) {
+    for (int n : {1, 5}) expect_same_values(p, q, "f", {vec(n), Value::boolean(flag)});
+    expect_same_values(p, q, "f", {empty_vec(), Value::boolean(flag)});
+    expect_same_values(p, q, "f", {f64_vector({1.0, kInf, -kInf, kNaN}), Value::boolean(flag)});
+    expect_same_values(p, q, "f", {f64_vector({kInf, 2.0}), Value::boolean(flag)});
+  }
+}
+
+TEST(OptIfMerge, two_ifs_on_one_condition_become_one) {
+  auto p = opt_test::compile(kTwoIfs);
+  auto q = merged(p, "f");
+  EXPECT_EQ(printed(q, "f"), R"(def f(x: f64[n], flag: bool) -> f64 {
+  let (a, b, c) = if flag then {
+    let b_17 = 0.0 * 2.0
+    (0.0, b_17, b_17)
+  } else {
+    let t6 = sum i: n. {
+      let t4 = x[i]
+      let t5 = exp(t4)
+      t5
+    }
+    let t7 = log(t6)
+    let b_18 = t7 * 2.0
+    let t13 = sum i_10: n. {
+      let t11 = x[i_10]
+      let t12 = exp(t11)
+      t12
+    }
+    let t14 = b_18 / t13
+    (t7, b_18, t14)
+  }
+  let t16 = c + a
+  t16
+}
+)");
+  expect_same_on_edge_cases(p, q);
+}
+
+// After merging, CSE shares the sum the two else branches computed.
+TEST(OptIfMerge, cse_then_shares_the_sum_of_both_branches) {
+  auto p = opt_test::compile(kTwoIfs);
+  auto q = merged_and_shared(p, "f");
+  EXPECT_EQ(opt_test::count(printed(q, "f"), "sum i"), 1) << printed(q, "f");
+  expect_same_on_edge_cases(p, q);
+  // 2 * (n exps + n - 1 adds) + log + 2 muls/divs + add before; one sum after.
+  EXPECT_EQ(run(p, "f", {vec(5), Value::boolean(false)}).ops, 2 * (5 + 4) + 1 + 1 + 1 + 1);
+  EXPECT_EQ(run(q, "f", {vec(5), Value::boolean(false)}).ops, (5 + 4) + 1 + 1 + 1 + 1);
+  EXPECT_EQ(run(q, "f", {vec(5), Value::boolean(true)}).ops,
+            run(p, "f", {vec(5), Value::boolean(true)}).ops);
+}
+
+// Inside a branch of `if flag`, flag is known: nested ifs on it fold (in a generator too). The
+// read x[k] between the ifs does not depend on the first: it stays before the merged if.
+TEST(OptIfMerge, a_known_condition_folds_inside_its_branches) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], flag: bool, k: i64) -> f64 {
+  let s = if flag then 1.0 else 0.0
+  let r = x[k] + s
+  let t = if flag then r * 3.0 else {
+    let u = for j. if flag then x[j] else s + x[j]
+    (if flag then 2.0 else r) + u[0] + s
+  }
+  t
+})");
+  auto q = merged(p, "f");
+  const std::string text = printed(q, "f");
+  EXPECT_EQ(opt_test::count(text, "if "), 1) << text;
+  EXPECT_LT(text.find("x[k]"), text.find("if flag")) << text;
+  EXPECT_EQ(opt_test::count(text, "0.0 + t10"), 1) << text;  // s is 0.0 in the else branch
+  for (bool flag : {false, true}) {
+    for (int64_t k : {0, 2}) {
+      expect_same_values(p, q, "f", {vec(3), Value::boolean(flag), Value::i64(k)});
+      expect_same_values(p, q, "f",
+                         {f64_vector({kNaN, kInf, -kInf}), Value::boolean(flag), Value::i64(k)});
+    }
+    // Out of range: the same error at both.
+    auto a = run(p, "f", {vec(2), Value::boolean(flag), Value::i64(5)});
+    auto b = run(q, "f", {vec(2), Value::boolean(flag), Value::i64(5)});
+    EXPECT_FALSE(a.ok);
+    EXPECT_EQ(a.error, b.error);
+  }
+}
+
+// Ifs on different conditions, and a pair whose first may fail with a failing read between,
+// are left alone.
+TEST(OptIfMerge, leaves_ifs_that_must_stay_apart) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], a: bool, b: bool, k: i64) -> f64 {
+  let u = if a then x[0] else 1.0
+  let v = if b then 2.0 else x[1]
+  let w = x[k]
+  let z = if a then w else 3.0
+  u + v + z
+})");
+  auto q = merged(p, "f");
+  EXPECT_EQ(printed(q, "f"), printed(p, "f"));
+}
+
+// The result of an earlier if on the condition that cannot merge (it may fail, and so may the
+// read between) is known inside the later one's branches.
+TEST(OptIfMerge, an_earlier_result_is_known_where_the_ifs_do_not_merge) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], flag: bool, k: i64) -> f64 {
+  let s = if flag then x[0] * 2.0 else 0.5
+  let w = x[k]
+  let t = if flag then w else w * s
+  t + s
+})");
+  auto q = merged(p, "f");
+  const std::string text = printed(q, "f");
+  EXPECT_EQ(opt_test::count(text, "if flag"), 2) << text;
+  EXPECT_EQ(opt_test::count(text, "w * 0.5"), 1) << text;
+  for (bool flag : {false, true}) {
+    for (int64_t k : {0, 2}) {
+      expect_same_values(p, q, "f", {vec(3), Value::boolean(flag), Value::i64(k)});
+      expect_same_values(p, q, "f",
+                         {f64_vector({kNaN, kInf, -kInf}), Value::boolean(flag), Value::i64(k)});
+    }
+  }
+}
+
+TEST(OptIfMerge, postcondition_rejects_ifs_it_would_merge) {
+  auto p = opt_test::compile(kTwoIfs);
+  auto broken = opt::if_merge_postcondition(p, *p.find("f"));
+  ASSERT_TRUE(broken.has_value());
+  EXPECT_NE(broken->find("two ifs on flag"), std::string::npos) << *broken;
+  auto q = merged(p, "f");
+  EXPECT_FALSE(opt::if_merge_postcondition(q, *q.find("f")).has_value());
+}
+
+}  // namespace
+}  // namespace cot
