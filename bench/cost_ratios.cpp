@@ -8,9 +8,11 @@
 // cost model counts operations, it does not time them), and so is this table.
 //
 //   cost_ratios [--root DIR] [--opt 0|1|2] [--sizes 3,8] [--pathology-sizes 10,100,400]
+//               [--cubic-sizes 10,40]
 //               [--random N]
 //
 // --sizes: for the test programs and examples; --pathology-sizes: for tests/opt/corpus;
+// --cubic-sizes: for tests/opt/corpus_cubic (functions that cost O(n^3));
 // --random N: the random programs of seeds 1..N (0: none), summarized, not tabulated.
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +37,7 @@ struct Options {
   int opt = 2;
   std::vector<int64_t> sizes = {3, 8};
   std::vector<int64_t> pathology_sizes = {10, 100, 400};
+  std::vector<int64_t> cubic_sizes = {10, 40};
   int random = 40;
 };
 
@@ -152,11 +155,13 @@ int main(int argc, char** argv) {
       opt.sizes = parse_sizes(next());
     } else if (a == "--pathology-sizes") {
       opt.pathology_sizes = parse_sizes(next());
+    } else if (a == "--cubic-sizes") {
+      opt.cubic_sizes = parse_sizes(next());
     } else if (a == "--random") {
       opt.random = std::stoi(next());
     } else {
       std::cerr << "usage: cost_ratios [--root DIR] [--opt 0|1|2] [--sizes 3,8] "
-                   "[--pathology-sizes 10,100,400] [--random N]\n";
+                   "[--pathology-sizes 10,100,400] [--cubic-sizes 10,40] [--random N]\n";
       return 2;
     }
   }
@@ -167,12 +172,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   Tally tally;
-  std::vector<Measurement> programs, pathologies;
+  std::vector<Measurement> programs, pathologies, cubic;
   for (const auto& file : files) {
-    const bool pathology = file.name.rfind("opt/", 0) == 0;
-    // Seeds as in the bound's test: 11 for the programs, 5 for the pathologies.
-    measure_file(file, pathology ? opt.pathology_sizes : opt.sizes, pathology ? 5 : 11, opt.opt,
-                 tally, pathology ? pathologies : programs);
+    // Seeds as in the bound's test: 11 for the programs, 5 and 7 for the pathologies.
+    if (file.name.rfind("opt/", 0) == 0) {
+      measure_file(file, opt.pathology_sizes, 5, opt.opt, tally, pathologies);
+    } else if (file.name.rfind("opt3/", 0) == 0) {
+      measure_file(file, opt.cubic_sizes, 7, opt.opt, tally, cubic);
+    } else {
+      measure_file(file, opt.sizes, 11, opt.opt, tally, programs);
+    }
   }
 
   std::cout << "Op counts at --opt=" << opt.opt
@@ -181,6 +190,9 @@ int main(int argc, char** argv) {
   std::cout << "#### The pathologies (tests/opt/corpus), sizes " << join(opt.pathology_sizes)
             << "\n\n";
   print_table(pathologies);
+  std::cout << "#### The cubic pathologies (tests/opt/corpus_cubic), sizes "
+            << join(opt.cubic_sizes) << "\n\n";
+  print_table(cubic);
   std::cout << "#### Test programs and examples, sizes " << join(opt.sizes) << "\n\n";
   print_table(programs);
 
@@ -194,7 +206,7 @@ int main(int argc, char** argv) {
   }
 
   const Measurement* max_ratio = nullptr;
-  for (const auto* rows : {&pathologies, &programs}) {
+  for (const auto* rows : {&pathologies, &cubic, &programs}) {
     for (const auto& r : *rows) {
       if (r.error.empty() && (!max_ratio || r.ratio() > max_ratio->ratio())) max_ratio = &r;
     }

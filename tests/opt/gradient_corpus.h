@@ -1,6 +1,7 @@
 // The corpus of the cheap-gradient bound (architecture.md §3, issue 4): every test program
 // (tests/e2e/programs), every example (examples/) and the optimizer's corpus of sparse
-// pathologies (tests/opt/corpus); in each, every function with a real scalar result and a real
+// pathologies (tests/opt/corpus, and tests/opt/corpus_cubic for those whose function costs
+// O(n^3)); in each, every function with a real scalar result and a real
 // parameter, measured at several sizes against
 //
 //   ops(value_and_grad f) <= 4 * ops(f) + size(inputs) + size(outputs).
@@ -46,8 +47,10 @@ inline std::string read_file(const std::filesystem::path& p) {
 // The .cot files of the corpus under the source tree `root`, sorted by name in each folder.
 inline std::vector<SourceFile> corpus_files(const std::string& root) {
   std::vector<SourceFile> out;
-  const std::pair<const char*, const char*> dirs[] = {
-      {"tests/e2e/programs", "e2e/"}, {"examples", "examples/"}, {"tests/opt/corpus", "opt/"}};
+  const std::pair<const char*, const char*> dirs[] = {{"tests/e2e/programs", "e2e/"},
+                                                      {"examples", "examples/"},
+                                                      {"tests/opt/corpus", "opt/"},
+                                                      {"tests/opt/corpus_cubic", "opt3/"}};
   for (const auto& [dir, prefix] : dirs) {
     std::vector<std::filesystem::path> paths;
     std::error_code ec;
