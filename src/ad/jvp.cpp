@@ -14,7 +14,16 @@ bool is_literal(const ir::Atom& a, double x) {
   return !a.is_var && is_real(a.lit.type) && a.lit.real == x;
 }
 
-// f64 of the row-major position of `ivars` in their ranges, and the number of positions.
+// The number of positions of `ivars` (the product of their extents), an i64.
+ir::Atom position_count(ir::Builder& b, const std::vector<ir::IndexVar>& ivars) {
+  ir::Atom total = ir::Atom::i64(1);
+  for (const auto& iv : ivars) {
+    total = ir::Atom::of(b.prim(Prim::Mul, {total, ir::Atom::of(b.size(iv.extent))}));
+  }
+  return total;
+}
+
+// The row-major position of `ivars` in their ranges and the number of positions, i64s.
 std::pair<ir::Atom, ir::Atom> flat_position(ir::Builder& b,
                                             const std::vector<ir::IndexVar>& ivars) {
   ir::Atom pos = ir::Atom::i64(0);
@@ -25,7 +34,7 @@ std::pair<ir::Atom, ir::Atom> flat_position(ir::Builder& b,
         b.prim(Prim::Add, {ir::Atom::of(b.prim(Prim::Mul, {pos, ext})), ir::Atom::of(iv.var)}));
     total = ir::Atom::of(b.prim(Prim::Mul, {total, ext}));
   }
-  return {ir::Atom::of(b.prim(Prim::ToF64, {pos})), ir::Atom::of(b.prim(Prim::ToF64, {total}))};
+  return {pos, total};
 }
 
 // Applies `scalar` elementwise over a value of shape `shape` (the atoms given are tensors of
@@ -219,21 +228,35 @@ void Jvp::reduce(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap& tan) {
 // max/min: the tangent is the body's tangent at the first position (row-major) where the body
 // attains the extremum, per element for tensor bodies (language.md §6). First the position
 // key k = min over positions of (pos where body == m, else the number of positions), then
-// sum over positions of select(pos == k, tangent, 0).
+// sum over positions of select(pos == k, tangent, 0). The key is index arithmetic, an i64
+// (free under the cost model, as the position of a read is); an i64 min of an empty range is
+// an error, so it runs only when there is a position (else the sum reads no key).
 void Jvp::reduce_extremum(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap& tan) {
   const ir::Atom m = ir::Atom::of(s.results[0]);
   const Type bt = b_.type_of(op.body.results[0]);
   auto kivars = fresh_ivars(op.ivars);
   ir::Block kcopy = fresh(op.body, op.ivars, kivars);
-  ir::VarId key = b_.reduce(ast::ReduceKind::Min, kivars, [&] {
-    for (auto& st : kcopy.stmts) b_.append(std::move(st));
-    const auto key_pos = flat_position(b_, kivars);
-    const ir::Atom pos = key_pos.first, none = key_pos.second;
-    return elementwise(b_, bt.shape, {kcopy.results[0], m}, [&](const std::vector<ir::Atom>& e) {
-      ir::Atom hit = ir::Atom::of(b_.prim(Prim::Eq, {e[0], e[1]}));
-      return ir::Atom::of(b_.prim(Prim::Select, {hit, pos, none}));
-    });
-  });
+  const ir::Atom positions = position_count(b_, kivars);
+  const ir::Atom nonempty = ir::Atom::of(b_.prim(Prim::Ge, {positions, ir::Atom::i64(1)}));
+  ir::VarId key = b_.if_(
+      nonempty,
+      [&] {
+        return std::vector<ir::Atom>{ir::Atom::of(b_.reduce(ast::ReduceKind::Min, kivars, [&] {
+          for (auto& st : kcopy.stmts) b_.append(std::move(st));
+          const auto key_pos = flat_position(b_, kivars);
+          const ir::Atom pos = key_pos.first, none = key_pos.second;
+          return elementwise(b_, bt.shape, {kcopy.results[0], m},
+                             [&](const std::vector<ir::Atom>& e) {
+                               ir::Atom hit = ir::Atom::of(b_.prim(Prim::Eq, {e[0], e[1]}));
+                               return ir::Atom::of(b_.prim(Prim::Select, {hit, pos, none}));
+                             });
+        }))};
+      },
+      [&] {
+        if (bt.shape.empty()) return std::vector<ir::Atom>{positions};
+        return std::vector<ir::Atom>{
+            elementwise(b_, bt.shape, {}, [&](const std::vector<ir::Atom>&) { return positions; })};
+      })[0];
   auto ivars = fresh_ivars(op.ivars);
   ir::Block copy = fresh(op.body, op.ivars, ivars);
   bool zero = false;
