@@ -144,6 +144,9 @@ struct FissionPlan {
   std::vector<Pred> guard;                        // per root: when H is computed
   std::vector<Pred> inner_guard;                  // per root: which points of H are computed
   std::vector<std::optional<Pred>> read_guard;    // per root: a strong zero kept at the read
+  // per root: extents of R that are not affine (a quotient, a product of sizes), which H's
+  // guard tests as computed values, `let e = size(extent); let c = e >= 1`, placed before H
+  std::vector<std::vector<SizeExpr>> computed_nonempty;
   bool any() const { return !roots.empty(); }
 };
 
@@ -483,6 +486,7 @@ class Fission {
         // computed only when the root was (R and the levels H does not range over run).
         std::vector<ir::IndexVar> hivars;
         std::vector<Pred> guard;
+        std::vector<SizeExpr> computed;
         bool ok = !deps[i].empty();
         for (size_t k = 0; k <= n && ok; ++k) {
           for (const auto& iv : path[k].ivars) {
@@ -492,10 +496,14 @@ class Fission {
             }
             if (iv.extent.as_constant()) continue;  // >= 1: levels of extent < 1 are skipped
             auto e1 = minus_one(f_, iv.extent);
-            if (!e1) {
+            if (e1) {
+              if (!ctx.outside.proves(*e1)) guard.push_back(Pred::ge0(*e1));
+            } else if (k == 0 && !ctx.count_minus_one && !iv.extent.poisoned()) {
+              // R evaluates its own extents where it stands, so evaluating this one before it
+              // adds no error; an inner level's extent is evaluated only when R runs.
+              computed.push_back(iv.extent);
+            } else {
               ok = false;
-            } else if (!ctx.outside.proves(*e1)) {
-              guard.push_back(Pred::ge0(*e1));
             }
           }
         }
@@ -508,7 +516,7 @@ class Fission {
           // guards (the projection), which the range conditions above do not say.
           guard.clear();
           auto proj = project(ctx, path, deps[i]);
-          ok = proj.has_value();
+          ok = proj.has_value() && computed.empty();
           if (ok) {
             guard = std::move(proj->outer);
             inner = std::move(proj->inner);
@@ -525,6 +533,7 @@ class Fission {
         p.hivars.push_back(std::move(hivars));
         p.guard.push_back(Pred::conj(std::move(guard)));
         p.inner_guard.push_back(Pred::conj(std::move(inner)));
+        p.computed_nonempty.push_back(std::move(computed));
         p.read_guard.push_back(m == Mask::WhenEmpty
                                    ? std::optional<Pred>(Pred::conj(std::move(when_empty)))
                                    : std::nullopt);
@@ -633,12 +642,20 @@ class Fission {
       }
       VarId h = f_.new_var(name, ht);
       Stmt hs{{h}, std::move(gen), span};
-      if (p.guard[g].kind == Pred::Kind::True) {
+      Pred when = p.guard[g];
+      for (const auto& extent : p.computed_nonempty[g]) {
+        const VarId e = f_.new_var("extent", Type::scalar(Scalar::I64));
+        out.push_back(Stmt{{e}, ir::SizeOp{extent}, span});
+        const VarId c = f_.new_var("nonempty", Type::scalar(Scalar::Bool));
+        out.push_back(Stmt{{c}, ir::PrimOp{Prim::Ge, {ir::Atom::of(e), ir::Atom::i64(1)}}, span});
+        when = Pred::conj({when, Pred::atom_of(c)});
+      }
+      if (when.kind == Pred::Kind::True) {
         out.push_back(std::move(hs));
       } else {
         VarId outer = f_.new_var(name, ht);
         ir::GuardOp guard;
-        guard.pred = p.guard[g];
+        guard.pred = when;
         guard.body.stmts.push_back(std::move(hs));
         guard.body.results.push_back(ir::Atom::of(h));
         out.push_back(Stmt{{outer}, std::move(guard), span});

@@ -343,3 +343,45 @@ def loss(w: f64[k], X: f64[m, k], y: f64[m]) -> f64 {
 
 }  // namespace
 }  // namespace cot
+
+namespace cot {
+namespace {
+
+// An extent that is not affine (the packed strict lower triangle, d(d - 1)/2) cannot go into a
+// bracket's predicate, so H's guard tests it as a computed value evaluated where R evaluates
+// it: the gradient of a packed-triangular parameter stops rebuilding the whole packed vector
+// for each of its elements.
+const char* kPacked = R"(
+def g(A: f64[K, d, d]) -> f64[K, d * (d - 1) / 2] {
+  for k, p: d * (d - 1) / 2. {
+    let v = for q: d * (d - 1) / 2. sum r, c. [r == c + 1 + q % 2] * A[k, r, c] * A[k, c, r]
+    v[p] * (sum q. v[q])
+  }
+}
+)";
+
+TEST(OptLetLiftFission, NonAffineExtentIsTestedAsAComputedValue) {
+  auto p = compile(kPacked);
+  auto q = lift(p, "g");
+  const std::string out = printed(q, "g");
+  EXPECT_NE(out.find("let extent = (d * d - d) / 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("nonempty = extent >= 1"), std::string::npos) << out;
+  for (int64_t kk : {0, 1, 3}) {
+    for (int64_t d : {0, 1, 2, 3, 5}) {
+      std::vector<Value> args = {tensor({kk, d, d}, 0.25)};
+      expect_same_values(p, q, "g", args);
+      const int64_t before = run(p, "g", args).ops, after = run(q, "g", args).ops;
+      EXPECT_LE(after, before) << kk << " " << d;
+      // The packed vector once per k instead of once per (k, p) of the d(d-1)/2 of them.
+      if (kk >= 1 && d >= 3) {
+        EXPECT_LT(after, before) << kk << " " << d;
+      }
+      if (kk >= 1 && d == 5) {
+        EXPECT_LT(3 * after, before) << kk << " " << d;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cot
