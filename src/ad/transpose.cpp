@@ -1,5 +1,8 @@
 #include "ad/transpose.h"
 
+#include <algorithm>
+#include <functional>
+#include <map>
 #include <stdexcept>
 
 #include "ad/clone.h"
@@ -327,12 +330,17 @@ bool costs_nothing(const ir::Function& f, const ir::Stmt& s) {
 // Reverse mode copies the body of a linear gen or sum once per gather or scatter (one per read
 // of a tangent in it), and each copy recomputes the primal body at the gathered position. When
 // there are several copies, the primal values the linear statements read that cost something to
-// compute are materialized once, `let R = for i. p(i)`, and the copies read R at their
-// positions (the statements that computed them become dead). A value is taken only when
-// recomputing it costs more: it depends on the index variables (an invariant one is hoisted by
-// the optimizer), its computation costs something, and there are fewer such values than copies.
-// Semantics are kept: p is at the top level of the body, so the primal gen or sum already
-// evaluated it at every position, and each copy reads R only at positions of the range.
+// compute and depend on the index variables (an invariant one is hoisted by the optimizer) are
+// materialized, `let R = for i. p(i)`, and the copies read R at their positions (the statements
+// that computed them become dead). The tables are built in evaluation order, each reading the
+// tables before it, so each costly statement is computed once per position, where the copies
+// each recomputed the ones they needed: sharing does not add work.
+// Values are taken at the top level of the body and inside guards there (nested to any depth)
+// whose predicates read no value a linear statement binds: a value under guards `[g1] * {...
+// [g2] * {... p}}` is materialized as `for i. [g1] * {... [g2] * {... p}}`, a strong zero
+// where a predicate fails. Semantics are kept: the primal gen or sum evaluated p at every
+// position where its guards hold (and nowhere else R evaluates it), and each copy reads R only
+// at positions of the range, inside its copy of the same guards.
 const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
   if (auto it = lv.residual_bodies.find(idx); it != lv.residual_bodies.end()) {
     return it->second ? &*it->second : nullptr;
@@ -363,63 +371,142 @@ const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
   }
   if (copies < 2) return nullptr;
 
-  // Classify the body as open() does; find the primal values the linear statements read.
+  // Classify the body as open() does, descending into guards on primal predicates; find the
+  // primal values the linear statements read. A value is named by `where`: the positions of
+  // the guards on the way to it, each in its enclosing block, then its own position.
+  using Where = std::vector<size_t>;
   VarSet tangent = tangent_;
-  VarSet varying, bound, free_cost, read_by_linear;
+  VarSet varying, bound, free_cost;
   for (const auto& iv : ivars) varying.insert(iv.var);
-  std::vector<size_t> primal;
-  for (size_t p = 0; p < body.stmts.size(); ++p) {
-    const ir::Stmt& st = body.stmts[p];
-    const VarSet reads = stmt_reads(st);
-    if (reads_any(st, tangent)) {
-      if (st.as<ir::LoopOp>()) {
-        // open() marks every real result of a linear loop (its primal state too).
-        for (ir::VarId r : st.results) {
-          if (has_tangent(f.type_of(r))) tangent.insert(r);
+  std::map<Where, std::vector<size_t>> primal_of;  // block (its guards' positions) -> primal stmts
+  std::vector<Where> shared;                       // the values materialized
+  auto primal_pred = [&](const Pred& pred) {
+    std::vector<int32_t> vs;
+    pred.collect_vars(vs);
+    for (int32_t x : vs) {
+      if (tangent.count(x)) return false;
+    }
+    return true;
+  };
+  std::function<void(const ir::Block&, const Where&)> scan = [&](const ir::Block& blk,
+                                                                 const Where& guards) {
+    VarSet read_by_linear;
+    std::vector<size_t>& primal = primal_of[guards];
+    for (size_t p = 0; p < blk.stmts.size(); ++p) {
+      const ir::Stmt& st = blk.stmts[p];
+      const VarSet reads = stmt_reads(st);
+      if (reads_any(st, tangent)) {
+        if (const auto* g = st.as<ir::GuardOp>(); g && primal_pred(g->pred)) {
+          Where inner = guards;
+          inner.push_back(p);
+          scan(g->body, inner);
         }
-      } else {
-        propagate_stmt(f, st, tangent);
+        if (st.as<ir::LoopOp>()) {
+          // open() marks every real result of a linear loop (its primal state too).
+          for (ir::VarId r : st.results) {
+            if (has_tangent(f.type_of(r))) tangent.insert(r);
+          }
+        } else {
+          propagate_stmt(f, st, tangent);
+        }
+        // Whatever reads a value a linear statement binds is not primal here.
+        for (ir::VarId r : st.results) tangent.insert(r);
+        read_by_linear.insert(reads.begin(), reads.end());
+        continue;
       }
-      // Whatever reads a value a linear statement binds is not primal here.
-      for (ir::VarId r : st.results) tangent.insert(r);
-      read_by_linear.insert(reads.begin(), reads.end());
-      continue;
+      primal.push_back(p);
+      bool dep = false, free_ = costs_nothing(f, st);
+      for (ir::VarId x : reads) {
+        dep = dep || varying.count(x);
+        // A value bound in the body that costs something makes this one cost too.
+        if (bound.count(x) && !free_cost.count(x)) free_ = false;
+      }
+      for (ir::VarId r : st.results) {
+        bound.insert(r);
+        if (dep) varying.insert(r);
+        if (free_) free_cost.insert(r);
+      }
     }
-    primal.push_back(p);
-    bool dep = false, free_ = costs_nothing(f, st);
-    for (ir::VarId x : reads) {
-      dep = dep || varying.count(x);
-      // A value bound in the body that costs something makes this one cost too.
-      if (bound.count(x) && !free_cost.count(x)) free_ = false;
+    for (const auto& r : blk.results) {
+      if (r.is_var) read_by_linear.insert(r.var);
     }
-    for (ir::VarId r : st.results) {
-      bound.insert(r);
-      if (dep) varying.insert(r);
-      if (free_) free_cost.insert(r);
+    for (size_t p : primal) {
+      const ir::Stmt& st = blk.stmts[p];
+      if (st.results.size() != 1) continue;
+      const ir::VarId r = st.results[0];
+      const Type t = f.type_of(r);
+      if (!read_by_linear.count(r) || !varying.count(r) || free_cost.count(r)) continue;
+      if (!t.is_scalar() || !(is_real(t.elem) || t.elem == Scalar::I64)) continue;
+      Where w = guards;
+      w.push_back(p);
+      shared.push_back(std::move(w));
     }
-  }
-  for (const auto& r : body.results) {
-    if (r.is_var) read_by_linear.insert(r.var);
-  }
-  std::vector<size_t> shared;  // positions of the statements whose value is materialized
-  for (size_t p : primal) {
-    const ir::Stmt& st = body.stmts[p];
-    if (st.results.size() != 1) continue;
-    const ir::VarId r = st.results[0];
-    const Type t = f.type_of(r);
-    if (!read_by_linear.count(r) || !varying.count(r) || free_cost.count(r)) continue;
-    if (!t.is_scalar() || !(is_real(t.elem) || t.elem == Scalar::I64)) continue;
-    shared.push_back(p);
-  }
-  if (shared.empty() || shared.size() >= copies) return nullptr;
+  };
+  scan(body, {});
+  if (shared.empty()) return nullptr;
+  // Evaluation order (a value reads only values before it, outside or in its guards).
+  std::sort(shared.begin(), shared.end());
 
-  ir::Block primal_body;
-  for (size_t p : primal) primal_body.stmts.push_back(body.stmts[p]);
   std::vector<ir::IndexExpr> at;
   for (const auto& iv : ivars) at.push_back(ir::affine_index(Affine::var(iv.var)));
+  std::map<Where, ir::VarId> table_of;  // the values materialized so far
+  // The block computing the value at `w`: at each level, the primal statements it needs (a value
+  // materialized before is read from its table), then the guard to the next level (same
+  // predicate, the rest inside).
+  auto value_block = [&](const Where& w) {
+    std::function<ir::Block(size_t, const ir::Block&)> level = [&](size_t k, const ir::Block& blk) {
+      ir::Block lb;
+      VarSet needed;
+      std::optional<ir::Stmt> guard;
+      if (k + 1 == w.size()) {
+        const ir::VarId v = blk.stmts[w[k]].results[0];
+        needed.insert(v);
+        lb.results = {ir::Atom::of(v)};
+      } else {
+        const ir::Stmt& gs = blk.stmts[w[k]];
+        const auto& g = *gs.as<ir::GuardOp>();
+        ir::Block inner = level(k + 1, g.body);
+        const ir::VarId v = inner.results[0].var;
+        const ir::VarId r = f.new_var(f.vars[static_cast<size_t>(v)].name, f.type_of(v));
+        guard.emplace();
+        guard->results = {r};
+        guard->op = ir::GuardOp{g.pred, std::move(inner)};
+        guard->span = gs.span;
+        needed = stmt_reads(*guard);
+        lb.results = {ir::Atom::of(r)};
+      }
+      Where prefix(w.begin(), w.begin() + static_cast<long>(k));
+      const std::vector<size_t>& primal = primal_of.at(prefix);
+      std::vector<ir::Stmt> taken;
+      for (auto it = primal.rbegin(); it != primal.rend(); ++it) {
+        ir::Stmt st = blk.stmts[*it];
+        bool need = false;
+        for (ir::VarId r : st.results) need = need || needed.count(r);
+        if (!need) continue;
+        prefix.push_back(*it);
+        if (auto t = table_of.find(prefix); t != table_of.end()) {
+          st.op = ir::IndexOp{ir::Atom::of(t->second), at};
+        }
+        prefix.pop_back();
+        const VarSet reads = stmt_reads(st);
+        needed.insert(reads.begin(), reads.end());
+        taken.push_back(std::move(st));
+      }
+      for (auto it = taken.rbegin(); it != taken.rend(); ++it) lb.stmts.push_back(std::move(*it));
+      if (guard) lb.stmts.push_back(std::move(*guard));
+      return lb;
+    };
+    return level(0, body);
+  };
+
   out = body;
-  for (size_t p : shared) {
-    primal_body.results = {ir::Atom::of(body.stmts[p].results[0])};
+  for (const Where& w : shared) {
+    const ir::Block computed = value_block(w);
+    ir::Block* blk = &*out;
+    for (size_t k = 0; k + 1 < w.size(); ++k) {
+      blk = &std::get<ir::GuardOp>(blk->stmts[w[k]].op).body;
+    }
+    ir::Stmt& st = blk->stmts[w.back()];
     std::vector<ir::IndexVar> fresh;
     CloneMap map;
     for (const auto& iv : ivars) {
@@ -430,13 +517,14 @@ const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
     const ir::VarId r = b_.gen(
         fresh,
         [&] {
-          ir::Block copy = clone_block(f, primal_body, f, map);
-          for (auto& st : copy.stmts) b_.append(std::move(st));
+          ir::Block copy = clone_block(f, computed, f, map);
+          for (auto& c : copy.stmts) b_.append(std::move(c));
           return copy.results[0];
         },
-        body.stmts[p].span);
-    b_.named(r, f.vars[static_cast<size_t>(body.stmts[p].results[0])].name);
-    out->stmts[p].op = ir::IndexOp{ir::Atom::of(r), at};
+        st.span);
+    b_.named(r, f.vars[static_cast<size_t>(st.results[0])].name);
+    table_of[w] = r;
+    st.op = ir::IndexOp{ir::Atom::of(r), at};
   }
   return &*out;
 }

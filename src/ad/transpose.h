@@ -61,8 +61,9 @@ class Transposer {
                                   const std::vector<std::optional<ir::Atom>>& cts, const Path& path,
                                   ir::VarId v, const ir::Block* body);
   // For a linear gen or sum whose body several gathers or scatters copy: emits its costly
-  // primal values once, as generators over its index variables, and returns its body with
-  // those values read from them; nullptr when recomputing is as cheap.
+  // primal values (at its top level and under guards there) once, as generators over its index
+  // variables, and returns its body with those values read from them; nullptr when there is
+  // nothing to share.
   const ir::Block* shared_residuals(Level& lv, size_t idx);
 
   ir::Builder& b_;
