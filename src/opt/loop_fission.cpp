@@ -12,6 +12,7 @@
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
+#include "opt/bindings.h"
 #include "opt/dynamic_sizes.h"
 #include "opt/guard_projection.h"
 #include "opt/static_cost.h"
@@ -34,42 +35,6 @@ namespace {
 using ir::Block;
 using ir::Stmt;
 using ir::VarId;
-
-void collect_bound(const Block& b, std::unordered_set<VarId>& out);
-
-// Every variable the statement binds: its results and, in its regions, results, index
-// variables, loop states and counters.
-void collect_bound(const Stmt& s, std::unordered_set<VarId>& out) {
-  out.insert(s.results.begin(), s.results.end());
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::AccumOp>) {
-          for (const auto& iv : o.ivars) out.insert(iv.var);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          out.insert(o.state.begin(), o.state.end());
-          if (o.iter >= 0) out.insert(o.iter);
-        }
-      },
-      s.op);
-  ir::for_each_region(s, [&](const Block& r) { collect_bound(r, out); });
-}
-
-void collect_bound(const Block& b, std::unordered_set<VarId>& out) {
-  for (const auto& s : b.stmts) collect_bound(s, out);
-}
-
-// The variables the statement reads that it does not bind itself.
-std::vector<VarId> free_uses(const Stmt& s) {
-  std::unordered_set<VarId> inner;
-  collect_bound(s, inner);
-  std::vector<VarId> out;
-  for (VarId v : stmt_uses(s)) {
-    if (inner.count(v) == 0) out.push_back(v);
-  }
-  return out;
-}
 
 std::optional<Affine> minus_one(const ir::Function& f, const SizeExpr& e) {
   auto a = size_affine(f, e);

@@ -8,6 +8,7 @@
 #include "ad/clone.h"
 #include "ir/printer.h"
 #include "opt/alpha_equal.h"
+#include "opt/bindings.h"
 #include "opt/substitute.h"
 
 namespace cot::opt {
@@ -15,29 +16,6 @@ namespace {
 
 using ir::Atom;
 using ir::VarId;
-
-void collect_bound(const ir::Block& b, std::unordered_set<VarId>& out);
-
-void collect_bound_stmt(const ir::Stmt& s, std::unordered_set<VarId>& out) {
-  out.insert(s.results.begin(), s.results.end());
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::AccumOp>) {
-          for (const auto& iv : o.ivars) out.insert(iv.var);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          out.insert(o.state.begin(), o.state.end());
-          if (o.iter >= 0) out.insert(o.iter);
-        }
-      },
-      s.op);
-  for_each_region(s, [&](const ir::Block& r) { collect_bound(r, out); });
-}
-
-void collect_bound(const ir::Block& b, std::unordered_set<VarId>& out) {
-  for (const auto& s : b.stmts) collect_bound_stmt(s, out);
-}
 
 // Whether state component k never changes: the body yields the state itself or its init.
 bool invariant_component(const ir::LoopOp& l, size_t k) {
@@ -55,7 +33,7 @@ std::optional<OneHot> one_hot(const ir::Stmt& s) {
   const auto* l = s.as<ir::LoopOp>();
   if (l == nullptr || l->is_while || l->saves_states || l->iter < 0) return std::nullopt;
   std::unordered_set<VarId> inside;
-  collect_bound_stmt(s, inside);
+  collect_bound(s, inside);
   // c = (t == e0) or (e0 == t), e0 loop-invariant.
   std::unordered_map<VarId, Atom> hot;  // c -> e0
   for (const auto& st : l->body.stmts) {

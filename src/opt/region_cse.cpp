@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
+#include "opt/bindings.h"
 #include "opt/cse.h"
 #include "opt/dce.h"
 #include "opt/static_cost.h"
@@ -29,42 +30,6 @@ constexpr int kMaxShares = 64;
 constexpr size_t kMaxMappings = 4;
 // At most this many complete assignments are looked at when searching for them.
 constexpr int kMaxLeaves = 64;
-
-void collect_bound(const Block& b, std::unordered_set<VarId>& out);
-
-// Every variable the statement binds: its results and, in its regions, results, index
-// variables, loop states and counters.
-void collect_bound(const Stmt& s, std::unordered_set<VarId>& out) {
-  out.insert(s.results.begin(), s.results.end());
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::AccumOp>) {
-          for (const auto& iv : o.ivars) out.insert(iv.var);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          out.insert(o.state.begin(), o.state.end());
-          if (o.iter >= 0) out.insert(o.iter);
-        }
-      },
-      s.op);
-  ir::for_each_region(s, [&](const Block& r) { collect_bound(r, out); });
-}
-
-void collect_bound(const Block& b, std::unordered_set<VarId>& out) {
-  for (const auto& s : b.stmts) collect_bound(s, out);
-}
-
-// The variables the statement reads that it does not bind itself.
-std::vector<VarId> free_uses(const Stmt& s) {
-  std::unordered_set<VarId> inner;
-  collect_bound(s, inner);
-  std::vector<VarId> out;
-  for (VarId v : stmt_uses(s)) {
-    if (inner.count(v) == 0) out.push_back(v);
-  }
-  return out;
-}
 
 const std::vector<ir::IndexVar>* ivars_of(const Stmt& s) {
   if (const auto* g = s.as<ir::GenOp>()) return &g->ivars;
