@@ -27,14 +27,7 @@ using opt_test::expect_same_values;
 using opt_test::printed;
 using opt_test::run;
 using opt_test::run_pass;
-
-Value tensor(std::vector<int64_t> shape, double seed) {
-  Value v = Value::zeros(DType::F64, shape);
-  for (int64_t k = 0; k < v.numel(); ++k) {
-    v.f64_mut()[static_cast<size_t>(k)] = seed * static_cast<double>(k % 7) - 0.0625 * k + 0.5;
-  }
-  return v;
-}
+using opt_test::tensor;
 
 // The same with a NaN and an infinity among the first elements (when there are that many).
 Value special(std::vector<int64_t> shape, double seed) {

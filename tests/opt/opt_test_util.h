@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -55,6 +56,16 @@ inline int count(const std::string& text, const std::string& what) {
 inline cotangent::Value vec(const std::vector<double>& xs) {
   cotangent::Value v = cotangent::Value::zeros(cotangent::DType::F64, {int64_t(xs.size())});
   for (size_t k = 0; k < xs.size(); ++k) v.f64_mut()[k] = xs[k];
+  return v;
+}
+
+// An f64 tensor of `shape` with distinct, deterministic entries (a pattern of period 7 scaled by
+// `seed`, on a slope).
+inline cotangent::Value tensor(std::vector<int64_t> shape, double seed) {
+  cotangent::Value v = cotangent::Value::zeros(cotangent::DType::F64, std::move(shape));
+  for (int64_t k = 0; k < v.numel(); ++k) {
+    v.f64_mut()[static_cast<size_t>(k)] = seed * static_cast<double>(k % 7) - 0.0625 * k + 0.5;
+  }
   return v;
 }
 
