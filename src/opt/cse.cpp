@@ -65,10 +65,7 @@ class Cse {
       scope_.pop_back();
     }
     if (check_) return;
-    ir::Block results_only;
-    results_only.results = std::move(b.results);
-    substitute_uses(results_only, subst_);
-    b.results = std::move(results_only.results);
+    substitute_results(b, subst_);
     size_t out = 0;
     for (size_t k = 0; k < b.stmts.size(); ++k) {
       if (drop[k]) continue;
@@ -83,13 +80,7 @@ class Cse {
   }
 
  private:
-  void substitute(ir::Stmt& s) {
-    if (subst_.empty()) return;
-    ir::Block one;
-    one.stmts.push_back(std::move(s));
-    substitute_uses(one, subst_);
-    s = std::move(one.stmts.front());
-  }
+  void substitute(ir::Stmt& s) { substitute_uses(s, subst_); }
 
   ir::Function& f_;
   bool check_;

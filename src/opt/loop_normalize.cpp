@@ -111,20 +111,11 @@ class LoopNormalize {
       out.push_back(std::move(s));
     }
     b.stmts = std::move(out);
-    ir::Block results_only;
-    results_only.results = std::move(b.results);
-    substitute_uses(results_only, subst_);
-    b.results = std::move(results_only.results);
+    substitute_results(b, subst_);
   }
 
  private:
-  void substitute(ir::Stmt& s) {
-    if (subst_.empty()) return;
-    ir::Block one;
-    one.stmts.push_back(std::move(s));
-    substitute_uses(one, subst_);
-    s = std::move(one.stmts.front());
-  }
+  void substitute(ir::Stmt& s) { substitute_uses(s, subst_); }
 
   std::optional<int64_t> constant(const Atom& a) const {
     if (!a.is_var)

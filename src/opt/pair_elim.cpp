@@ -50,20 +50,11 @@ class PairElim {
       }
     }
     b.stmts = std::move(out);
-    ir::Block results_only;
-    results_only.results = std::move(b.results);
-    substitute_uses(results_only, subst_);
-    b.results = std::move(results_only.results);
+    substitute_results(b, subst_);
   }
 
  private:
-  void substitute(ir::Stmt& s) {
-    if (subst_.empty()) return;
-    ir::Block one;
-    one.stmts.push_back(std::move(s));
-    substitute_uses(one, subst_);
-    s = std::move(one.stmts.front());
-  }
+  void substitute(ir::Stmt& s) { substitute_uses(s, subst_); }
 
   // Splits every projected tuple-typed result of a guard or if into its elements; `rebuilt`
   // gets the statements that rebuild the tuples after it.

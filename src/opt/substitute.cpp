@@ -1,5 +1,6 @@
 #include "opt/substitute.h"
 
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -146,6 +147,21 @@ void map_direct_operands(ir::Op& op, const std::function<ir::Atom(const ir::Atom
 void substitute_uses(ir::Block& block, const Substitution& map) {
   if (map.empty()) return;
   on_block(block, map);
+}
+
+void substitute_uses(ir::Stmt& stmt, const Substitution& map) {
+  if (map.empty()) return;
+  ir::Block one;
+  one.stmts.push_back(std::move(stmt));
+  substitute_uses(one, map);
+  stmt = std::move(one.stmts.front());
+}
+
+void substitute_results(ir::Block& block, const Substitution& map) {
+  ir::Block results_only;
+  results_only.results = std::move(block.results);
+  substitute_uses(results_only, map);
+  block.results = std::move(results_only.results);
 }
 
 }  // namespace cot::opt

@@ -20,6 +20,10 @@ using Substitution = std::unordered_map<ir::VarId, ir::Atom>;
 // positions, or a fold that overflows, is a std::logic_error (a compiler bug). Replacements
 // are applied once (not transitively): resolve chains before calling.
 void substitute_uses(ir::Block& block, const Substitution& map);
+// The same for one statement (its operands and nested regions), and for a block's results
+// only (its statements left as they are).
+void substitute_uses(ir::Stmt& stmt, const Substitution& map);
+void substitute_results(ir::Block& block, const Substitution& map);
 
 // Replaces each operand atom the operation itself reads (not those of nested regions, not the
 // variables of affine indices and predicates) by f(atom): primitive and call arguments, tuple
