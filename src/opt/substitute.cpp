@@ -1,8 +1,8 @@
 #include "opt/substitute.h"
 
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace cot::opt {
 namespace {
