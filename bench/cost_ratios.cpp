@@ -9,11 +9,13 @@
 //
 //   cost_ratios [--root DIR] [--opt 0|1|2] [--sizes 3,8] [--pathology-sizes 10,100,400]
 //               [--cubic-sizes 10,40]
-//               [--random N]
+//               [--random N] [--print-random SEED]
 //
 // --sizes: for the test programs and examples; --pathology-sizes: for tests/opt/corpus;
 // --cubic-sizes: for tests/opt/corpus_cubic (functions that cost O(n^3));
 // --random N: the random programs of seeds 1..N (0: none), summarized, not tabulated.
+// --print-random SEED: print the source of that random program and stop (to study a row with
+// `cotangent print` and `cotangent cost`).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -159,9 +161,13 @@ int main(int argc, char** argv) {
       opt.cubic_sizes = parse_sizes(next());
     } else if (a == "--random") {
       opt.random = std::stoi(next());
+    } else if (a == "--print-random") {
+      std::cout << cotangent::adtest::random_program(std::stoull(next())).source;
+      return 0;
     } else {
       std::cerr << "usage: cost_ratios [--root DIR] [--opt 0|1|2] [--sizes 3,8] "
-                   "[--pathology-sizes 10,100,400] [--cubic-sizes 10,40] [--random N]\n";
+                   "[--pathology-sizes 10,100,400] [--cubic-sizes 10,40] [--random N] "
+                   "[--print-random SEED]\n";
       return 2;
     }
   }
