@@ -971,6 +971,12 @@ const Transposer::LoopCts& Transposer::loop_cts(Level& lv, size_t idx) {
   const auto cts = result_cts(lv, idx);
   const ir::Stmt& s = lv.stmts[idx];
   const auto& op = *s.as<ir::LoopOp>();
+  if (std::none_of(cts.begin(), cts.end(), [](const auto& c) { return c.has_value(); })) {
+    // A linear map of a zero cotangent is zero: no reverse loop (a symbolic zero, as JAX's).
+    auto lc = std::make_unique<LoopCts>();
+    lc->init.assign(op.state.size(), std::nullopt);
+    return *(lv.loops[idx] = std::move(lc));
+  }
   if (op.is_while) throw std::logic_error("ad: a linear while-loop (unzip makes for-loops)");
   ir::Function& f = b_.function();
   std::vector<ir::VarId> free;
