@@ -8,6 +8,7 @@
 #include "ir/uses.h"
 #include "opt/alpha_equal.h"
 #include "opt/dynamic_sizes.h"
+#include "opt/static_cost.h"
 
 namespace cot::opt {
 namespace {
@@ -83,7 +84,39 @@ class Dce {
       drop_results(s, {&i->then_branch, &i->else_branch});
     } else if (auto* l = s.as<ir::LoopOp>(); l != nullptr && !l->saves_states) {
       trim_loop(s, *l);
+    } else if (l != nullptr) {
+      stop_saving(s, *l);
     }
+  }
+
+  // A saving loop whose count and stacks nothing reads saves for nobody: it becomes a plain
+  // loop (a reverse pass that needed none of its states, such as the loop of a comparison's
+  // operand, whose cotangent is zero). Kept saving while a type or extent still names T.
+  void stop_saving(ir::Stmt& s, ir::LoopOp& l) {
+    const size_t n = l.state.size();
+    for (size_t k = n; k < s.results.size(); ++k) {
+      if (used(s.results[k])) return;
+    }
+    const VarId t = s.results[n];
+    auto sv = std::find_if(f_.size_vars.begin(), f_.size_vars.end(),
+                           [&](const ir::SizeVar& v) { return v.param == -1 && v.var == t; });
+    if (sv == f_.size_vars.end()) return;
+    std::vector<VarId> saved(s.results.begin() + static_cast<ptrdiff_t>(n), s.results.end());
+    s.results.resize(n);
+    l.saves_states = false;
+    if (names_size(f_.body, sv->name)) {
+      s.results.insert(s.results.end(), saved.begin(), saved.end());
+      l.saves_states = true;
+      return;
+    }
+    f_.size_vars.erase(sv);
+    changed_ = true;
+  }
+
+  // Whether a statement of b binds a value whose type names the size, or ranges over it.
+  bool names_size(const ir::Block& b, const std::string& name) const {
+    return std::any_of(b.stmts.begin(), b.stmts.end(),
+                       [&](const ir::Stmt& s) { return mentions_sizes(f_, s, {name}); });
   }
 
   void drop_results(ir::Stmt& s, std::vector<ir::Block*> bodies) {

@@ -133,9 +133,10 @@ def w(x: f64, y: f64) -> f64 {
   EXPECT_EQ(printed(r, "w"), printed(p, "w"));
 }
 
-// A saving loop keeps its shape while any result is used; unused, it goes with its size.
+// A saving loop keeps its shape while its count or a stack is read; with only its final state
+// read it becomes a plain loop; unused, it goes with its size.
 TEST(OptDce, SavingLoops) {
-  auto build = [](bool use_stack) {
+  auto build = [](bool use_stack, bool use_final = false) {
     ir::Program p;
     p.sources = std::make_shared<SourceManager>();
     ir::Function f;
@@ -155,6 +156,8 @@ TEST(OptDce, SavingLoops) {
       const ir::VarId r =
           b.index(ir::Atom::of(l.stacks[0]), {ir::affine_index(Affine::constant(1))});
       b.finish({ir::Atom::of(r)});
+    } else if (use_final) {
+      b.finish({ir::Atom::of(l.final_state[0])});
     } else {
       b.finish({ir::Atom::of(x)});
     }
@@ -171,7 +174,18 @@ TEST(OptDce, SavingLoops) {
   EXPECT_EQ(g.body.stmts[0].results.size(), 5u);
   expect_same_values(used, q, "f", {Value::f64(1.5)});
 
-  auto unused = build(false);
+  // The final state read, the count and stacks not: a plain loop, its dead state dropped.
+  auto plain = build(false, true);
+  auto pq = dce(plain, "f");
+  const ir::Function& h = *pq.find("f");
+  ASSERT_EQ(h.body.stmts.size(), 1u) << printed(pq, "f");
+  const auto& pl = std::get<ir::LoopOp>(h.body.stmts[0].op);
+  EXPECT_FALSE(pl.saves_states) << printed(pq, "f");
+  EXPECT_EQ(pl.state.size(), 1u) << printed(pq, "f");
+  for (const auto& sv : h.size_vars) EXPECT_NE(sv.param, -1) << sv.name;
+  expect_same_values(plain, pq, "f", {Value::f64(1.5)});
+
+  auto unused = build(false, false);
   auto r = dce(unused, "f");
   EXPECT_TRUE(r.find("f")->body.stmts.empty()) << printed(r, "f");
   for (const auto& sv : r.find("f")->size_vars) EXPECT_NE(sv.param, -1) << sv.name;
