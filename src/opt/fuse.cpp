@@ -12,6 +12,7 @@
 #include "index/smith_normal_form.h"
 #include "ir/printer.h"
 #include "ir/uses.h"
+#include "opt/dynamic_sizes.h"
 #include "opt/static_cost.h"
 #include "opt/substitute.h"
 
@@ -299,6 +300,9 @@ bool fuse_reads(ir::Function& f, bool only_cost_free) {
     if (!fuser.run()) break;
     any = true;
   }
+  // A fused producer that held a saving loop took its dynamic size with it (the copies at the
+  // reads bind fresh ones).
+  if (any) prune_dynamic_sizes(f);
   return any;
 }
 
