@@ -21,6 +21,14 @@ using ir::Block;
 using ir::Stmt;
 using ir::VarId;
 
+// A saving loop binds its count as a dynamic size that its stacks' types name: it stays where
+// it is. A plain loop (for or while) is a value like any other: invariant, it moves out, under
+// a guard on the region running at least once unless it provably does.
+bool is_saving_loop(const Stmt& s) {
+  const auto* l = s.as<ir::LoopOp>();
+  return l != nullptr && l->saves_states;
+}
+
 // The body of a region statement whose invariants may move out, with the variables that vary
 // per point or iteration and the condition that it runs at least once.
 struct Region {
@@ -146,7 +154,7 @@ Plan plan_hoist(const ir::Function& f, const Region& r) {
   const bool may_guard = r.nonempty.has_value() && r.nonempty->kind != Pred::Kind::False;
   for (size_t k = 0; k < n; ++k) {
     const Stmt& s = body.stmts[k];
-    bool is_variant = s.as<ir::LoopOp>() != nullptr || s.results.empty();
+    bool is_variant = is_saving_loop(s) || s.results.empty();
     bool needs_guard = false;
     if (!is_variant) {
       for (VarId v : stmt_uses(s)) {
@@ -269,8 +277,7 @@ std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r
     std::unordered_set<VarId> inner_variant = variant;
     for (size_t k = 0; k < n; ++k) {
       const Stmt& s = gb.stmts[k];
-      bool ok =
-          s.as<ir::LoopOp>() == nullptr && !s.results.empty() && !mentions_sizes(f, s, dynamic);
+      bool ok = !is_saving_loop(s) && !s.results.empty() && !mentions_sizes(f, s, dynamic);
       for (VarId v : s.results) ok = ok && !f.type_of(v).is_tuple;
       for (VarId v : stmt_uses(s)) ok = ok && inner_variant.count(v) == 0;
       if (ok) {

@@ -79,6 +79,33 @@ def f(x: f64[n], k: i64) -> f64 {
   expect_same_values(p, q, "f", {empty_vec(), Value::i64(0)});
 }
 
+// Plain loops are values like any other: an invariant while loop in a generator moves out
+// under [n >= 1] (it runs once, and not at all for an empty generator, where it would have run
+// zero times), and an invariant counted loop out of a sum that provably runs.
+TEST(OptLicm, invariant_plain_loops_move_out) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], a: f64) -> f64[n] {
+  for i. x[i] * { let (r, _) = loop (b, c) = (a, 0) while c < 3 { (0.5 * b + 1.0, c + 1) }; r }
+}
+def g(x: f64[3], a: f64, k: i64) -> f64 {
+  sum i. x[i] + (loop b = a for t < k { b * a })
+})");
+  auto q = hoisted(p, "f");
+  const std::string text = printed(q, "f");
+  EXPECT_LT(text.find("while"), text.find("for i")) << text;
+  EXPECT_NE(text.find("[n >= 1] * "), std::string::npos) << text;
+  for (int n : {1, 4}) expect_same_values(p, q, "f", {vec(n), Value::f64(0.3)});
+  expect_same_values(p, q, "f", {empty_vec(), Value::f64(0.3)});
+  // The loop: 3 iterations of 2 ops before (per element, plus the product); once after.
+  EXPECT_EQ(run(p, "f", {vec(4), Value::f64(0.3)}).ops, 4 * (3 * 2 + 1));
+  EXPECT_EQ(run(q, "f", {vec(4), Value::f64(0.3)}).ops, 3 * 2 + 4);
+  auto r = hoisted(p, "g");
+  const std::string gtext = printed(r, "g");
+  EXPECT_LT(gtext.find("for t"), gtext.find("sum i")) << gtext;
+  EXPECT_EQ(gtext.find(">= 1"), std::string::npos) << gtext;
+  for (int64_t k : {0, 2}) expect_same_values(p, r, "g", {vec(3), Value::f64(0.3), Value::i64(k)});
+}
+
 TEST(OptLicm, variant_statements_stay) {
   auto p = opt_test::compile(R"(
 def f(x: f64[n]) -> f64 {
