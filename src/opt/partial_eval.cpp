@@ -128,8 +128,104 @@ class PartialEvaluator {
           return;
         }
       }
+      if (invariant_sum(s, *r, facts, out)) return;
     }
     out.push_back(std::move(s));
+  }
+
+  // sum I. e with e not reading I -> [|I| >= 1] * (|I| * e): the body runs once (papers/002's
+  // factoring, e * 1 + ... + e * 1 ~> e * (1 + ... + 1)). The guard keeps the empty sum a
+  // strong zero (0, where 0 * e is NaN for an infinite e) and its body unevaluated.
+  bool invariant_sum(ir::Stmt& s, ir::ReduceOp& r, const Facts& facts, std::vector<ir::Stmt>& out) {
+    if (r.kind != ir::ReduceKind::Sum || r.body.results.size() != 1 || s.results.size() != 1) {
+      return false;
+    }
+    const Type t = f_.type_of(s.results[0]);  // a copy: new_var below grows the table
+    if (!t.is_scalar() || !is_real(t.elem)) return false;
+    std::unordered_set<ir::VarId> summed;
+    for (const auto& iv : r.ivars) summed.insert(iv.var);
+    bool reads = false;
+    ir::for_each_use(r.body, [&](ir::VarId v) { reads = reads || summed.count(v) != 0; });
+    for (const auto& st : r.body.stmts) {
+      const auto* l = st.as<ir::LoopOp>();
+      reads = reads || (l != nullptr && l->saves_states);
+    }
+    if (reads || !fire("a sum whose body does not read its index variables is left")) return false;
+    // count = the product of the extents; the guard: each extent >= 1, unless proved.
+    std::vector<Pred> nonempty;
+    ir::Atom count = ir::Atom::i64(1);
+    bool two_or_more = false;  // proved: count >= 2
+    for (const auto& iv : r.ivars) {
+      auto ext = extent_affine(f_, iv.extent);
+      ir::VarId e = -1;
+      if (ext && ext->constant_term() == 0 && ext->terms().size() == 1 &&
+          ext->terms()[0].second == 1) {
+        e = ext->terms()[0].first;  // a bare size variable
+      } else {
+        e = f_.new_var("extent", Type::scalar(Scalar::I64));
+        out.push_back(ir::Stmt{{e}, ir::SizeOp{iv.extent}, s.span});
+      }
+      if (!ext) ext = Affine::var(e);
+      auto ext1 = Affine::add(*ext, Affine::constant(-1));
+      auto ext2 = Affine::add(*ext, Affine::constant(-2));
+      if (!ext1 || !fm::implies(facts, *ext1)) {
+        nonempty.push_back(ext1 ? Pred::ge0(*ext1) : Pred::ge0(Affine::var(e)));
+      }
+      two_or_more = two_or_more || (ext2 && fm::implies(facts, *ext2));
+      if (count.is_var || count.lit.integer != 1) {
+        const ir::VarId c = f_.new_var("count", Type::scalar(Scalar::I64));
+        out.push_back(ir::Stmt{{c}, ir::PrimOp{Prim::Mul, {count, ir::Atom::of(e)}}, s.span});
+        count = ir::Atom::of(c);
+      } else {
+        count = ir::Atom::of(e);
+      }
+    }
+    ir::Block body = std::move(r.body);
+    // The multiplication goes inside the guards that yield the term: a guard that fails
+    // yields a strong zero, which the sum added for free and a product would not.
+    ir::Block* inner = &body;
+    for (;;) {
+      if (inner->stmts.empty() || !inner->results[0].is_var) break;
+      ir::Stmt& last = inner->stmts.back();
+      auto* g = last.as<ir::GuardOp>();
+      if (g == nullptr || last.results.size() != 1 || last.results[0] != inner->results[0].var) {
+        break;
+      }
+      inner = &g->body;
+    }
+    const ir::Atom term = inner->results[0];
+    auto emit = [&](ir::Block& b, const char* name, const Type& type, ir::Op op) {
+      const ir::VarId v = f_.new_var(name, type);
+      b.stmts.push_back(ir::Stmt{{v}, std::move(op), s.span});
+      return ir::Atom::of(v);
+    };
+    const Prim to_real = t.elem == Scalar::F32 ? Prim::ToF32 : Prim::ToF64;
+    auto scale = [&](ir::Block& b) {
+      const ir::Atom real_count = emit(b, "count", t, ir::PrimOp{to_real, {count}});
+      return emit(b, "scaled", t, ir::PrimOp{Prim::Mul, {real_count, term}});
+    };
+    if (!term.is_var && term.lit.real == 1.0) {
+      inner->results[0] = emit(*inner, "count", t, ir::PrimOp{to_real, {count}});  // of ones
+    } else if (two_or_more) {
+      inner->results[0] = scale(*inner);
+    } else {
+      // A sum of one term costs nothing: multiplying it by 1 would cost more than the sum.
+      const ir::Atom several = emit(*inner, "several", Type::scalar(Scalar::Bool),
+                                    ir::PrimOp{Prim::Ge, {count, ir::Atom::i64(2)}});
+      ir::IfOp choice;
+      choice.cond = several;
+      choice.then_branch.results.push_back(scale(choice.then_branch));
+      choice.else_branch.results.push_back(term);
+      inner->results[0] = emit(*inner, "scaled", t, std::move(choice));
+    }
+    if (nonempty.empty()) {
+      for (auto& st : body.stmts) out.push_back(std::move(st));
+      replace(s.results[0], body.results[0]);
+      return true;
+    }
+    out.push_back(
+        ir::Stmt{s.results, ir::GuardOp{Pred::conj(std::move(nonempty)), std::move(body)}, s.span});
+    return true;
   }
 
   // Loops; true when the statement is gone.

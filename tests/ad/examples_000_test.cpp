@@ -207,13 +207,15 @@ TEST(AdExamples000, EX6_gradient_cost_is_the_forward_cost) {
 def d_trace_eye_let(x: f64, v: f64[n]) -> f64 { grad(trace_eye_let, x)(x, v) }
 )";
   AD_LOAD_EXAMPLE(kTraceEye, derived);
-  // n - 1 additions forward; the adjoint n dy also in n - 1 additions (plus the forward pass,
-  // which it may or may not recompute): at most twice the forward cost, and linear in n.
+  // n - 1 additions forward as written (the optimizer makes the sum of n copies of x one
+  // multiplication f64(n) * x); the adjoint n dy likewise (plus the forward pass, which it may
+  // or may not recompute): at most twice the forward cost, and linear in n.
   for (int64_t n : {8, 16}) {
     const Value v = Value::zeros(DType::F64, {n});
     auto fwd = P.cost("trace_eye_let", {Value::f64(1.5), v});
     ASSERT_TRUE(fwd.ok()) << fwd.message();
-    EXPECT_EQ(fwd.value().add, n - 1);
+    EXPECT_LE(fwd.value().ops, n - 1);
+    EXPECT_GE(fwd.value().ops, 1);
     auto rev = M.cost("d_trace_eye_let", {Value::f64(1.5), v});
     ASSERT_TRUE(rev.ok()) << rev.message();
     EXPECT_LE(rev.value().ops, 2 * fwd.value().ops + 2) << "n = " << n;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,9 +92,12 @@ TEST(OptPartialEval, saving_loops_are_left_intact) {
                                       b.prim(Prim::Mul, {ir::Atom::of(s[0]), ir::Atom::of(x)}))};
                                 },
                                 {"p"});
+  const ir::VarId i = b.index_var("i");
   const ir::VarId sum =
-      b.reduce(ir::ReduceKind::Sum, {ir::IndexVar{b.index_var("i"), SizeExpr::var(loop.size_name)}},
-               [&] { return ir::Atom::real(1.0); });
+      b.reduce(ir::ReduceKind::Sum, {ir::IndexVar{i, SizeExpr::var(loop.size_name)}}, [&] {
+        return ir::Atom::of(
+            b.index(ir::Atom::of(loop.stacks[0]), {ir::affine_index(Affine::var(i))}));
+      });
   const ir::VarId r = b.prim(Prim::Add, {ir::Atom::of(loop.final_state[0]), ir::Atom::of(sum)});
   b.finish({ir::Atom::of(r)});
   ir::Program p;
@@ -194,6 +199,40 @@ def sz(x: f64[n]) -> f64 {
   EXPECT_EQ(run(p, "sz", {ramp(6)}).ops, 12);  // 5 + 5 additions in the sums, 2 outside
   // Adding the two strong zeros is free; their sum is an ordinary 0 and adding x[0] costs 1.
   EXPECT_EQ(run(q, "sz", {ramp(6)}).ops, 1);
+}
+
+// A sum whose body does not read its index variables is the body once, times the count, under
+// a guard on the count: an empty sum stays a strong zero (not 0 * inf) and runs nothing.
+TEST(OptPartialEval, sums_of_invariant_bodies) {
+  ir::Program p = compile(R"(
+def inv(x: f64[n], a: f64, b: f64) -> f64 {
+  (sum i: n. a * b) + (sum i: 3. exp(a)) + (sum i: n, j: 2. [n >= 2] * x[1] * b)
+}
+)");
+  ir::Program q = pe(p, "inv");
+  const std::string out = printed(q, "inv");
+  EXPECT_FALSE(contains(out, "sum")) << out;
+  EXPECT_TRUE(contains(out, "[n >= 1] * ")) << out;
+  EXPECT_TRUE(contains(out, "f64(")) << out;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t n : {0, 1, 2, 5}) {
+    expect_same_values(p, q, "inv", {ramp(n), Value::f64(0.75), Value::f64(-1.5)});
+    expect_same_values(p, q, "inv", {ramp(n), Value::f64(0.75), Value::f64(inf)});
+  }
+  // n = 0: the first and third sums are strong zeros even for b = inf; exp(a) runs once.
+  // A sum of one term (n = 1) is not multiplied by 1: expect_same_values checks it costs no
+  // more than before.
+  const auto empty = run(q, "inv", {ramp(0), Value::f64(0.75), Value::f64(inf)});
+  ASSERT_TRUE(empty.ok);
+  ASSERT_EQ(empty.values.size(), 1u);
+  EXPECT_LE(opt_test::rho(empty.values[0], 3.0 * std::exp(0.75)), 1e-15);
+  // Before: n mul + (n - 1) add, 3 exp + 2 add, 2n (mul) + (2n - 1) add, 2 add between the sums.
+  EXPECT_EQ(run(p, "inv", {ramp(5), Value::f64(0.75), Value::f64(-1.5)}).ops,
+            (5 + 4) + (3 + 2) + (10 + 9) + 2);
+  // After: each body once and one multiplication by its count; 2 adds.
+  EXPECT_TRUE(contains(out, "if several")) << out;  // n >= 2 is not known
+  EXPECT_EQ(run(q, "inv", {ramp(5), Value::f64(0.75), Value::f64(-1.5)}).ops,
+            (1 + 1) + (1 + 1) + (1 + 1) + 2);
 }
 
 }  // namespace
