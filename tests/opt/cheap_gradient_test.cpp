@@ -27,9 +27,6 @@ const std::map<std::string, std::string>& known_over_bound() {
       // the adjoint of the (n, K) table twice (for means and for x).
       {"e2e/gmm:gmm_objective", "Qx and the table's adjoint recomputed in several regions"},
       {"e2e/gmm:gmm_objective_packed", "Qx and the table's adjoint recomputed in several regions"},
-      // Invariant work (a while loop, a sum) recomputed under a guard or an if branch inside a
-      // gather or a loop body.
-      {"random/11:f", "a saving while loop recomputed per element of a sum and of gathers"},
   };
   return kKnown;
 }
