@@ -36,6 +36,51 @@ using ir::Block;
 using ir::Stmt;
 using ir::VarId;
 
+// Whether some read of `row` in `s` lies in a region (nested in s, or s itself) that repeats
+// it: a gen or reduce one of whose index variables the read's indices do not use, or a loop.
+// Each element of the row is then read again per point of that region: a row of a
+// contraction, as the centered point xc in sum r. sum c. Q[r, c] * xc[c].
+bool reread(const Stmt& s, VarId row, std::vector<VarId>& scope, bool in_loop) {
+  if (const auto* x = s.as<ir::IndexOp>();
+      x != nullptr && x->tensor.is_var && x->tensor.var == row) {
+    if (in_loop) return true;
+    for (VarId v : scope) {
+      const bool used = std::any_of(
+          x->indices.begin(), x->indices.end(),
+          [&](const ir::IndexExpr& ix) { return !ix.is_affine || ix.affine.mentions(v); });
+      if (!used) return true;
+    }
+  }
+  const std::vector<ir::IndexVar>* ivars = nullptr;
+  if (const auto* g = s.as<ir::GenOp>()) ivars = &g->ivars;
+  if (const auto* r = s.as<ir::ReduceOp>()) ivars = &r->ivars;
+  if (const auto* a = s.as<ir::AccumOp>()) ivars = &a->ivars;
+  const size_t depth = scope.size();
+  if (ivars != nullptr) {
+    for (const auto& iv : *ivars) scope.push_back(iv.var);
+  }
+  const bool loop = in_loop || s.as<ir::LoopOp>() != nullptr;
+  bool found = false;
+  ir::for_each_region(s, [&](const Block& inner) {
+    for (const auto& t : inner.stmts) found = found || reread(t, row, scope, loop);
+  });
+  scope.resize(depth);
+  return found;
+}
+
+// Every read row[J] in s becomes H[I, J], where `row_read` is the read H[I] that binds row.
+void read_through(Stmt& s, VarId row, const ir::IndexOp& row_read) {
+  if (auto* x = s.as<ir::IndexOp>(); x != nullptr && x->tensor.is_var && x->tensor.var == row) {
+    std::vector<ir::IndexExpr> indices = row_read.indices;
+    indices.insert(indices.end(), x->indices.begin(), x->indices.end());
+    x->tensor = row_read.tensor;
+    x->indices = std::move(indices);
+  }
+  ir::for_each_region(s, [&](Block& b) {
+    for (auto& t : b.stmts) read_through(t, row, row_read);
+  });
+}
+
 std::optional<Affine> minus_one(const ir::Function& f, const SizeExpr& e) {
   auto a = size_affine(f, e);
   if (!a) return std::nullopt;
@@ -397,7 +442,7 @@ class Fission {
             s.as<ir::LoopOp>() != nullptr || f_.type_of(s.results[0]).is_tuple ||
             binds_dynamic_size(s) || mentions_sizes(f_, s, ctx.dynamic) ||
             !uses_ok(uses[i], inner, deps[i]) ||
-            (!ctx.repeating.empty() &&
+            (!ctx.repeating.empty() && !row_of_a_contraction(body, i, result_used[i]) &&
              std::all_of(ctx.repeating.begin(), ctx.repeating.end(),
                          [&](VarId v) { return deps[i].count(v) != 0; }))) {
           continue;
@@ -512,6 +557,20 @@ class Fission {
       }
       return p;
     }
+  }
+
+  // A generator (not the body's result) that the body reads again per point of a region nested
+  // in it is materialized even when it depends on every index variable of the path: papers/000
+  // (5.6)/(5.7) in full, so that its elements are reads of a table, where reverse mode's
+  // gathers find them, and not rows recomputed per point of a gather.
+  static bool row_of_a_contraction(const Block& body, size_t i, bool result_used) {
+    const Stmt& s = body.stmts[i];
+    if (s.as<ir::GenOp>() == nullptr || result_used) return false;
+    std::vector<VarId> scope;
+    for (size_t k = i + 1; k < body.stmts.size(); ++k) {
+      if (reread(body.stmts[k], s.results[0], scope, false)) return true;
+    }
+    return false;
   }
 
   // A generator the body reads once, in bounds, right where it is: fusion copies its body to
@@ -639,6 +698,14 @@ class Fission {
         guard.body.results.push_back(ir::Atom::of(inner));
         body.stmts[ri].op = std::move(guard);
       } else {
+        const bool row = body.stmts[ri].as<ir::GenOp>() != nullptr;
+        if (row) {
+          // The row's elements read H directly (the row read dies), so that fusion sees each
+          // element of H read per point of the region that rereads it and leaves H a table.
+          for (size_t k = ri + 1; k < body.stmts.size(); ++k) {
+            read_through(body.stmts[k], body.stmts[ri].results[0], read);
+          }
+        }
         body.stmts[ri].op = std::move(read);
       }
       changed = true;

@@ -22,7 +22,13 @@
 // (R's when n = 0) is invariant when it depends only on what is bound outside R, the index
 // variables of R and Q1..Qn, invariant statements of the same body and cost-free invariant
 // statements of the bodies above it on the path; and it must not depend on at least one index
-// variable of R whose extent is not the constant 1 (that is the repetition removed). Among the
+// variable of R whose extent is not the constant 1 (that is the repetition removed), unless it
+// is a row of a contraction: a generator (not the body's result) that a region nested in the
+// body reads again per point (a gen or reduce whose index variables the read does not use, or
+// a loop), as xc in sum r. sum c. Q[r, c] * xc[c]. Such a row becomes a table over the path's
+// index variables too (papers/000 5.6/5.7 in full) and its element reads xc[c] read H[I, c]:
+// reverse mode's gathers then read its elements instead of recomputing the row per point,
+// and fusion, seeing each element read per point of that region, leaves the table. Among the
 // invariant statements (single result, not a tuple, not a loop, binding and naming no dynamic
 // size of R; dead ones ignored), users before definitions:
 //  - a costly one (static_cost.h, is_cost_free) that something left in the body needs, or two

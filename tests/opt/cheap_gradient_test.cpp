@@ -18,16 +18,10 @@ namespace cotangent::corpus {
 namespace {
 
 // Functions whose gradient is not yet within the bound after the optimizer, each with the
-// reason. The test fails when one of them starts to hold (remove it here) and when any other
-// function breaks the bound. Issue 4 stays open until this list is empty.
+// reason (none today: every function of the corpus holds it). The test fails when a listed one
+// starts to hold (remove it here) and when any other function breaks the bound.
 const std::map<std::string, std::string>& known_over_bound() {
-  static const std::map<std::string, std::string> kKnown = {
-      // The gradient recomputes Qx = Qs[k] . xc (n K d dot products) in four regions (nested
-      // in a sum or under a guard in the primal's table, so region-cse cannot share them), and
-      // the adjoint of the (n, K) table twice (for means and for x).
-      {"e2e/gmm:gmm_objective", "Qx and the table's adjoint recomputed in several regions"},
-      {"e2e/gmm:gmm_objective_packed", "Qx and the table's adjoint recomputed in several regions"},
-  };
+  static const std::map<std::string, std::string> kKnown = {};
   return kKnown;
 }
 

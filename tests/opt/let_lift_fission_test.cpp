@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -331,6 +332,57 @@ def loss(w: f64[k], X: f64[m, k], y: f64[m]) -> f64 {
     // and of the gradient are shared).
     EXPECT_EQ(c0.value().ops, 2 * n * n * n + 4 * n * n + 6 * n - 1) << n;
     EXPECT_LE(c2.value().ops, 6 * n * n + 2 * n - 1) << n;
+  }
+}
+
+// A row that the body reads again per point of a nested region (the centered point of a
+// Mahalanobis-like form, read per r in sum r. sum c. Q[j, r, c] * xc[c]) is materialized over
+// every index variable of the path, and its elements read the table directly: reverse mode's
+// gathers then read xc instead of recomputing the row per point. A row each of whose elements
+// is read once per point (g) stays.
+TEST(OptLetLiftFission, RowOfAContractionBecomesATable) {
+  auto p = compile(R"(
+def f(x: f64[n, d], m: f64[k, d], Q: f64[k, d, d]) -> f64 {
+  sum i, j. { let xc = for r. x[i, r] - m[j, r]; sum r. (sum c. Q[j, r, c] * xc[c]) ^ 2 }
+}
+def g(x: f64[n, d], m: f64[k, d]) -> f64 {
+  sum i, j. { let xc = for r. x[i, r] - m[j, r]; sum r. exp(xc[r]) * xc[r] }
+}
+)");
+  auto q = lift(p, "f");
+  EXPECT_EQ(printed(q, "f"), R"(def f(x: f64[n, d], m: f64[k, d], Q: f64[k, d, d]) -> f64 {
+  let xc_29 = for i_22: n, j_23: k, r_24: d. {
+    let t25 = x[i_22, r_24]
+    let t26 = m[j_23, r_24]
+    let t27 = t25 - t26
+    t27
+  }
+  let t21 = sum i: n, j: k. {
+    let xc = xc_29[i, j]
+    let t20 = sum r_13: d. {
+      let t18 = sum c: d. {
+        let t15 = Q[j, r_13, c]
+        let t16 = xc_29[i, j, c]
+        let t17 = t15 * t16
+        t17
+      }
+      let t19 = t18 * t18
+      t19
+    }
+    t20
+  }
+  t21
+}
+)");  // the row read xc is dead: dead-code elimination removes it
+  auto r = lift(p, "g");
+  EXPECT_EQ(printed(r, "g").find("xc_"), std::string::npos) << printed(r, "g");
+  for (auto [nn, kk, dd] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {0, 2, 3}, {2, 0, 3}, {2, 3, 0}, {1, 1, 1}, {3, 2, 4}}) {
+    const std::vector<Value> args = {tensor({nn, dd}, 0.3), tensor({kk, dd}, -0.2),
+                                     tensor({kk, dd, dd}, 0.1)};
+    expect_same_values(p, q, "f", args);
+    EXPECT_EQ(run(p, "f", args).ops, run(q, "f", args).ops) << nn << " " << kk << " " << dd;
+    expect_same_values(p, r, "g", {args[0], args[1]});
   }
 }
 
