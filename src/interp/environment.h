@@ -17,8 +17,12 @@ namespace cot::interp {
 struct Frame {
   const ir::Function* fn;
   std::vector<cotangent::Value> vals;
-  // Set when the slot was bound by a guard whose predicate was false (a strong zero): the cost
-  // model does not charge additions of such operands (rule 4.24).
+  // Why the slot holds a zero that the cost model does not charge to add (rule 4.24): 0 for an
+  // ordinary value; kStrongZero when a guard whose predicate was false bound it, or a sum all
+  // of whose terms were such (a strong zero, which stays one through products, language.md
+  // §5.6); kEmptySum for a sum over an empty range (free to add, an ordinary 0 as a factor).
+  static constexpr uint8_t kStrongZero = 1;
+  static constexpr uint8_t kEmptySum = 2;
   std::vector<uint8_t> masked;
   // Parallel to fn->size_vars; unused for dynamic sizes (SizeVar::param == -1), whose value is
   // the i64 in their variable's slot, bound by the saving loop that defines them.
@@ -27,12 +31,17 @@ struct Frame {
   explicit Frame(const ir::Function& f)
       : fn(&f), vals(f.vars.size()), masked(f.vars.size(), 0), size_values(f.size_vars.size(), 0) {}
 
-  void bind(ir::VarId v, cotangent::Value x, bool is_masked = false) {
+  void bind(ir::VarId v, cotangent::Value x, bool is_strong_zero = false) {
+    bind_masked(v, std::move(x), is_strong_zero ? kStrongZero : 0);
+  }
+  void bind_masked(ir::VarId v, cotangent::Value x, uint8_t mask) {
     vals[static_cast<size_t>(v)] = std::move(x);
-    masked[static_cast<size_t>(v)] = is_masked ? 1 : 0;
+    masked[static_cast<size_t>(v)] = mask;
   }
   const cotangent::Value& at(ir::VarId v) const { return vals[static_cast<size_t>(v)]; }
+  uint8_t mask(ir::VarId v) const { return masked[static_cast<size_t>(v)]; }
   bool is_masked(ir::VarId v) const { return masked[static_cast<size_t>(v)] != 0; }
+  bool is_strong_zero(ir::VarId v) const { return masked[static_cast<size_t>(v)] == kStrongZero; }
 
   // The value of a size variable by name (size expressions name their variables). A dynamic
   // size whose variable holds no i64 yet (its saving loop has not run) has no value.

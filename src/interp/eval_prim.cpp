@@ -208,7 +208,17 @@ bool Machine::run_prim(const ir::Stmt& s, const ir::PrimOp& op) {
         break;
     }
   }
-  frame_->bind(s.results[0], std::move(result));
+  // Mask propagation (papers/000 §5.4, language.md §5.6): a product with a strong zero, a
+  // strong zero divided by anything and its negation are strong zeros, 0 whatever the other
+  // operand (an ordinary 0 times inf or NaN is NaN). So the derivative of a guarded value is
+  // 0 where its guard fails, even where the unguarded value's derivative is infinite.
+  const bool strong =
+      (op.prim == Prim::Mul && (is_strong_zero(op.args[0]) || is_strong_zero(op.args[1]))) ||
+      ((op.prim == Prim::Div || op.prim == Prim::Neg) && is_strong_zero(op.args[0]));
+  if (strong && is_real(*result_type)) {
+    result = *result_type == Scalar::F32 ? Value::f32(0.0f) : Value::f64(0.0);
+  }
+  frame_->bind(s.results[0], std::move(result), strong && is_real(*result_type));
   return true;
 }
 

@@ -72,7 +72,16 @@ bool Machine::run_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
                           : run_reduce_tensor(s, op, type, extents);
 }
 
-namespace {}  // namespace
+namespace {
+
+// The mask of a reduction's result (Frame::masked): a sum with no live term is free to add; a
+// strong zero if some term was one.
+uint8_t sum_mask(bool is_sum, int64_t live, bool strong) {
+  if (!is_sum || live > 0) return 0;
+  return strong ? Frame::kStrongZero : Frame::kEmptySum;
+}
+
+}  // namespace
 
 bool Machine::run_reduce_scalar(const ir::Stmt& s, const ir::ReduceOp& op, Scalar elem,
                                 const std::vector<int64_t>& extents) {
@@ -83,8 +92,9 @@ bool Machine::run_reduce_scalar(const ir::Stmt& s, const ir::ReduceOp& op, Scala
   double acc64 = start;
   float acc32 = static_cast<float>(start);
   int64_t acci = 0;
-  bool have = false;  // an i64 max/min has seen a term
-  int64_t live = 0;   // terms that are not strong zeros
+  bool have = false;    // an i64 max/min has seen a term
+  int64_t live = 0;     // terms that are not strong zeros
+  bool strong = false;  // some term is a strong zero (not only empty sums)
   const DType dtype = dtype_of(elem);
   const ir::Atom& res = op.body.results[0];
   Value scratch;
@@ -92,6 +102,7 @@ bool Machine::run_reduce_scalar(const ir::Stmt& s, const ir::ReduceOp& op, Scala
     if (!run_block(op.body)) return false;
     const bool masked = is_masked(res);
     if (!masked) ++live;
+    strong = strong || is_strong_zero(res);
     if (is_sum && masked) return true;  // adding a strong zero changes nothing
     const Value& v = value_of(res, scratch);
     if (!v.is_scalar() || v.dtype() != dtype) {
@@ -133,9 +144,10 @@ bool Machine::run_reduce_scalar(const ir::Stmt& s, const ir::ReduceOp& op, Scala
   Value result = dtype == DType::F64   ? Value::f64(acc64)
                  : dtype == DType::F32 ? Value::f32(acc32)
                                        : Value::i64(acci);
-  // A sum with no live term is a strong zero, so sums of sums cost what the joint sum costs
-  // (papers/000, rule 4.30: nested sums under one guard are costed jointly).
-  frame_->bind(s.results[0], std::move(result), is_sum && live == 0);
+  // A sum with no live term is free to add, so sums of sums cost what the joint sum costs
+  // (papers/000, rule 4.30: nested sums under one guard are costed jointly); it is a strong
+  // zero when some term was one, else (an empty range) an ordinary 0 as a factor.
+  frame_->bind_masked(s.results[0], std::move(result), sum_mask(is_sum, live, strong));
   return true;
 }
 
@@ -155,11 +167,13 @@ bool Machine::run_reduce_tensor(const ir::Stmt& s, const ir::ReduceOp& op, const
   const ir::Atom& res = op.body.results[0];
   bool have = false;
   int64_t live = 0;
+  bool strong = false;
   Value scratch;
   bool ok = for_each_point(op.ivars, extents, [&] {
     if (!run_block(op.body)) return false;
     const bool masked = is_masked(res);
     if (!masked) ++live;
+    strong = strong || is_strong_zero(res);
     if (is_sum && masked) return true;
     const Value& v = value_of(res, scratch);
     if (v.is_tuple() || v.dtype() != dtype || v.shape() != shape) {
@@ -183,7 +197,7 @@ bool Machine::run_reduce_tensor(const ir::Stmt& s, const ir::ReduceOp& op, const
   if (cost_ != nullptr && is_real(type.elem) && live > 0) {
     (is_sum ? cost_->add : cost_->call) += (live - 1) * acc.numel();
   }
-  frame_->bind(s.results[0], std::move(acc), is_sum && live == 0);
+  frame_->bind_masked(s.results[0], std::move(acc), sum_mask(is_sum, live, strong));
   return true;
 }
 
@@ -211,8 +225,8 @@ bool Machine::run_guard(const ir::Stmt& s, const ir::GuardOp& op) {
   Value scratch;
   for (size_t k = 0; k < s.results.size(); ++k) {
     // Nested guards: a strong zero under a true guard is still one.
-    frame_->bind(s.results[k], value_of(op.body.results[k], scratch),
-                 is_masked(op.body.results[k]));
+    frame_->bind_masked(s.results[k], value_of(op.body.results[k], scratch),
+                        mask_of(op.body.results[k]));
   }
   return true;
 }

@@ -152,7 +152,7 @@ bool Machine::run_proj(const ir::Stmt& s, const ir::ProjOp& op) {
                                 t.type_string());
   }
   // A component of a strong zero is a strong zero.
-  frame_->bind(s.results[0], t.elems()[static_cast<size_t>(op.index)], is_masked(op.tuple));
+  frame_->bind_masked(s.results[0], t.elems()[static_cast<size_t>(op.index)], mask_of(op.tuple));
   return true;
 }
 

@@ -68,6 +68,8 @@ class Machine {
   // The value of an atom; literals are materialized in `scratch`.
   const cotangent::Value& value_of(const ir::Atom& a, cotangent::Value& scratch) const;
   bool is_masked(const ir::Atom& a) const { return a.is_var && frame_->is_masked(a.var); }
+  bool is_strong_zero(const ir::Atom& a) const { return a.is_var && frame_->is_strong_zero(a.var); }
+  uint8_t mask_of(const ir::Atom& a) const { return a.is_var ? frame_->mask(a.var) : 0; }
   bool read_i64(const ir::Atom& a, Span span, const char* what, int64_t& out);
   bool read_bool(const ir::Atom& a, Span span, const char* what, bool& out);
   // Affine and predicate evaluation read i64 and bool slots through these; a slot of the wrong

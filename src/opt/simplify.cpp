@@ -156,6 +156,9 @@ class Simplifier {
     return a;
   }
   bool is_zero(const ir::Atom& a) const { return a.is_var && zeros_.count(a.var) > 0; }
+  // A strong zero that stays one through products: not a sum (over a range that may be empty,
+  // an ordinary 0 as a factor), but a False guard, or a guard or projection of one.
+  bool is_strong(const ir::Atom& a) const { return a.is_var && strong_.count(a.var) > 0; }
 
   // Records that a rule applies; in check mode, the first one is reported.
   bool fire(const char* what) {
@@ -167,6 +170,7 @@ class Simplifier {
     by = resolve(by);
     subst_[v] = by;
     if (is_zero(by)) zeros_.insert(v);
+    if (is_strong(by)) strong_.insert(v);
   }
 
   void resolve_operands(ir::Stmt& s) {
@@ -226,6 +230,7 @@ class Simplifier {
           }
         }
         if (is_zero(pr->tuple)) zeros_.insert(s.results[0]);
+        if (is_strong(pr->tuple)) strong_.insert(s.results[0]);
       }
     } else if (auto* i = s.as<ir::IfOp>()) {
       if (!i->cond.is_var && i->cond.lit.type == Scalar::Bool) {
@@ -241,6 +246,8 @@ class Simplifier {
       for (size_t k = 0; k < s.results.size(); ++k) {
         if (g->pred.kind == Pred::Kind::False || is_zero(g->body.results[k]))
           zeros_.insert(s.results[k]);
+        if (g->pred.kind == Pred::Kind::False || is_strong(g->body.results[k]))
+          strong_.insert(s.results[k]);
       }
     } else if (auto* r = s.as<ir::ReduceOp>()) {
       if (r->kind == ir::ReduceKind::Sum && is_zero(r->body.results[0]))
@@ -289,13 +296,16 @@ class Simplifier {
         }
         break;
       case Prim::Mul:
-        // A strong zero bound to a variable is an ordinary 0.0 as a factor (the interpreter
-        // computes 0.0 * NaN = NaN: only a bracket written in the product guards it), so a
-        // product with one is not folded.
+        // A product with a strong zero is one (mask propagation, language.md §5.6).
+        if (is_real(elem) && is_strong(a[0])) return gone("a strong zero times x is left", a[0]);
+        if (is_real(elem) && is_strong(a[1])) return gone("x times a strong zero is left", a[1]);
         if (is_lit_num(a[1], 1)) return gone("x * 1 is left", a[0]);
         if (is_lit_num(a[0], 1)) return gone("1 * x is left", a[1]);
         break;
       case Prim::Div:
+        if (is_real(elem) && is_strong(a[0])) return gone("a strong zero divided is left", a[0]);
+        if (is_lit_num(a[1], 1)) return gone("x / 1 is left", a[0]);
+        break;
       case Prim::FloorDiv:
       case Prim::ExactDiv:
         if (is_lit_num(a[1], 1)) return gone("x / 1 is left", a[0]);
@@ -349,6 +359,7 @@ class Simplifier {
   std::string found_;
   Substitution subst_;
   std::unordered_set<ir::VarId> zeros_;
+  std::unordered_set<ir::VarId> strong_;  // ⊆ zeros_
   std::unordered_map<ir::VarId, ir::PrimOp> defs_;
   std::unordered_map<ir::VarId, std::vector<ir::Atom>> tuples_;
 };

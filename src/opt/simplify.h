@@ -10,10 +10,10 @@
 //               select(true, a, b) -> a, select(false, a, b) -> b;
 //               b && true -> b, b && false -> false, b || false -> b, b || true -> true, !!b -> b
 //   zeros       a strong zero z (a result of a False guard, of a guard or sum whose body yields
-//               one, or a projection of one) absorbs: z + x, x + z, x - z -> x; -z -> z. A
-//               product is not folded: a strong zero bound to a variable multiplies as 0.0,
-//               and 0.0 * NaN is NaN in the reference semantics (the checker puts a bracket
-//               written in a product around the whole product, language.md §5.6).
+//               one, or a projection of one) absorbs: z + x, x + z, x - z -> x; -z -> z; and
+//               z * x, x * z, z / x -> z (reals) when z is not a sum, whose range may be empty
+//               (a product with a strong zero is one whatever x, language.md §5.6; an empty
+//               sum is an ordinary 0 as a factor).
 //   pairs       (a, b).k -> the element, for a tuple built in the function (papers/000 5.11)
 //   if          if true then A else B -> A inlined (B for false)
 //

@@ -435,13 +435,16 @@ def g(x: f64[n], y: f64[n]) -> f64 {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (int64_t n : {1, 3, 5}) expect_same_values(p, q, "g", {ramp(n), ramp(n, -1.5)});
-  // y[1] = NaN is read at (i, l) = (0, 1), where the first factor is a strong zero: NaN.
+  // y[1] = NaN is read at (i, l) = (0, 1), where the first factor is a strong zero (the
+  // product is one), and at (1, 1), where it is x[1] * NaN: NaN.
   auto r = run(q, "g", {ramp(3), vec({1.0, nan, 2.0})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(std::isnan(r.values.at(0)));
   expect_same_values(p, q, "g", {ramp(3), vec({1.0, nan, 2.0})});
   expect_same_values(p, q, "g", {ramp(3), vec({1.0, 2.0, inf})});
-  EXPECT_TRUE(std::isnan(run(q, "g", {ramp(3), vec({1.0, 2.0, inf})}).values.at(0)));
+  // y[2] = inf is read at (0, 2) and (1, 2), where the first factor is a strong zero: the
+  // product is one (masks propagate, language.md §5.6); only (2, 2) adds x[2] * inf.
+  EXPECT_TRUE(std::isinf(run(q, "g", {ramp(3), vec({1.0, 2.0, inf})}).values.at(0)));
 }
 
 // Any valid IR: random programs of the AD tests (loops, while, if, accum, tuples, computed

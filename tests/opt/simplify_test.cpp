@@ -133,28 +133,36 @@ def conv(x: f64) -> i64 { i64(0.0 / 0.0) }
   EXPECT_TRUE(contains(printed(simplify(bad, "ov"), "ov"), "9223372036854775807 + 1"));
 }
 
-// Strong zeros (language.md §5.6): adding one is the other operand; a product with one is kept,
-// since a bound strong zero times NaN is NaN in the reference semantics.
+// Strong zeros (language.md §5.6): adding one is the other operand; a product with one is one
+// (masks propagate), except for a sum of zeros, whose range may be empty: an empty sum times
+// NaN is NaN.
 TEST(OptSimplify, symbolic_zeros) {
   ir::Program p = compile(R"(
-def sz(x: f64, y: f64[n]) -> (f64, f64, f64, f64, f64) {
+def sz(x: f64, y: f64[n]) -> (f64, f64, f64, f64, f64, f64) {
   let z = [false] * x
   let w = [n > 100] * ([false] * x)
   let s = sum i. [false] * y[i]
-  (z + x, z * x, x - w, -s + x, x * w)
+  (z + x, z * x, x - w, -s + x, x * w, s * x)
 }
 )");
   ir::Program q = simplify(p, "sz");
   const std::string out = printed(q, "sz");
-  EXPECT_TRUE(contains(out, "x, x, ")) << out;
-  EXPECT_TRUE(contains(out, "z * x")) << out;
-  EXPECT_TRUE(contains(out, "x * w")) << out;
+  EXPECT_TRUE(contains(out, "(x, z, x, x, w, ")) << out;
+  EXPECT_TRUE(contains(out, "s * x")) << out;
   for (double x : {-2.5, 0.0, 3.0, std::nan(""), HUGE_VAL}) {
-    expect_same_values(p, q, "sz", {Value::f64(x), Value::zeros(cotangent::DType::F64, {4})});
+    for (int64_t n : {0, 4}) {
+      expect_same_values(p, q, "sz", {Value::f64(x), Value::zeros(cotangent::DType::F64, {n})});
+    }
   }
+  // The empty sum times NaN is NaN; the strong zero times NaN is 0.
+  auto empty = run(q, "sz", {Value::f64(std::nan("")), Value::zeros(cotangent::DType::F64, {0})});
+  ASSERT_TRUE(empty.ok) << empty.error;
+  EXPECT_EQ(empty.values.at(1), 0.0);
+  EXPECT_TRUE(std::isnan(empty.values.at(5)));
   const std::vector<Value> args = {Value::f64(2), Value::zeros(cotangent::DType::F64, {3})};
-  EXPECT_EQ(run(p, "sz", args).ops, 4);  // z * x, -s, -s + x, x * w (z + x is free)
-  EXPECT_EQ(run(q, "sz", args).ops, 2);  // the two products
+  // z * x, -s, x * w, s * x (adding z or -s, strong zeros, is free).
+  EXPECT_EQ(run(p, "sz", args).ops, 4);
+  EXPECT_EQ(run(q, "sz", args).ops, 1);  // s * x
 }
 
 // Pair elimination at the atom level (papers/000 5.11) and ifs with literal conditions.
