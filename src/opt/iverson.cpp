@@ -20,14 +20,10 @@ namespace cot::opt {
 using Facts = std::vector<Affine>;
 
 // An extent as an affine expression over the size variables' i64 variables (static_cost.h).
-std::optional<Affine> extent_affine(const ir::Function& f, const SizeExpr& e) {
-  return size_affine(f, e);
-}
-
 void add_range_facts(const ir::Function& f, const std::vector<ir::IndexVar>& ivars, Facts& facts) {
   for (const auto& iv : ivars) {
     facts.push_back(Affine::var(iv.var));
-    if (auto ext = extent_affine(f, iv.extent)) {
+    if (auto ext = size_affine(f, iv.extent)) {
       // extent - 1 - i >= 0
       auto a = Affine::sub(*ext, Affine::var(iv.var));
       if (a) a = Affine::add(*a, Affine::constant(-1));
@@ -241,7 +237,7 @@ std::optional<SumPlan> plan_sum(const ir::Function& f, const ir::ReduceOp& r) {
   std::unordered_set<ir::VarId> summed_ids;
   std::vector<SummedVar> summed;
   for (const auto& iv : r.ivars) {
-    auto ext = extent_affine(f, iv.extent);
+    auto ext = size_affine(f, iv.extent);
     if (!ext) return std::nullopt;
     summed.push_back(SummedVar{iv.var, *ext});
     summed_ids.insert(iv.var);

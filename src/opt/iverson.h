@@ -50,9 +50,6 @@ std::optional<std::string> iverson_postcondition(const ir::Program& program, con
 
 // --- helpers shared with the other passes of this family (partial_eval) --------------------
 
-// A size expression as an affine expression over the size variables' i64 variables; nullopt
-// when it is not linear or names an unknown size.
-std::optional<Affine> extent_affine(const ir::Function& f, const SizeExpr& e);
 // Appends the facts `e >= 0` that hold inside a region binding `ivars`: 0 <= i <= extent - 1
 // (for extents that are affine).
 void add_range_facts(const ir::Function& f, const std::vector<ir::IndexVar>& ivars,

@@ -6,6 +6,7 @@
 
 #include "ad/clone.h"
 #include "index/fourier_motzkin.h"
+#include "ir/size_affine.h"
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
 #include "opt/iverson.h"
@@ -156,7 +157,7 @@ class PartialEvaluator {
     ir::Atom count = ir::Atom::i64(1);
     bool two_or_more = false;  // proved: count >= 2
     for (const auto& iv : r.ivars) {
-      auto ext = extent_affine(f_, iv.extent);
+      auto ext = size_affine(f_, iv.extent);
       ir::VarId e = -1;
       if (ext && ext->constant_term() == 0 && ext->terms().size() == 1 &&
           ext->terms()[0].second == 1) {
@@ -310,7 +311,7 @@ class PartialEvaluator {
     for (size_t k = 0; k < x.indices.size(); ++k) {
       const auto& ix = x.indices[k];
       if (!ix.is_affine) return false;
-      auto ext = extent_affine(f_, it->second.extents[k]);
+      auto ext = size_affine(f_, it->second.extents[k]);
       if (!ext) return false;
       auto hi = Affine::sub(*ext, ix.affine);
       if (hi) hi = Affine::add(*hi, Affine::constant(-1));

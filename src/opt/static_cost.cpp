@@ -203,24 +203,6 @@ bool may_fail(const ir::Function& f, const ir::Stmt& s) {
       s.op);
 }
 
-std::optional<Affine> size_affine(const ir::Function& f, const SizeExpr& e) {
-  if (e.poisoned()) return std::nullopt;
-  auto lin = e.as_linear();
-  if (!lin) return std::nullopt;
-  Affine a = Affine::constant(lin->constant);
-  for (const auto& [name, c] : lin->terms) {
-    ir::VarId var = -1;
-    for (const auto& sv : f.size_vars) {
-      if (sv.name == name) var = sv.var;
-    }
-    if (var < 0) return std::nullopt;
-    auto s = Affine::add(a, Affine::var(var, c));
-    if (!s) return std::nullopt;
-    a = *s;
-  }
-  return a;
-}
-
 void IndexFacts::add_range(const ir::Function& f, ir::VarId v, const SizeExpr& extent) {
   ranges_.emplace_back(v, extent);
   constraints_.push_back(Affine::var(v));

@@ -13,6 +13,7 @@
 #include "index/affine.h"
 #include "index/predicate.h"
 #include "ir/ir.h"
+#include "ir/size_affine.h"
 
 namespace cot::opt {
 
@@ -33,9 +34,7 @@ bool is_cost_free(const ir::Function& f, const ir::Block& b);
 // comparisons, logic, select, real conversions, tuples and projections cannot.
 bool may_fail(const ir::Function& f, const ir::Stmt& s);
 
-// A size expression as an affine expression over the i64 variables of the function's size
-// variables (SizeVar::var); nullopt when it is not linear in bare size variables.
-std::optional<Affine> size_affine(const ir::Function& f, const SizeExpr& e);
+using ir::size_affine;  // ir/size_affine.h
 
 // Facts about the integer variables in scope at a point of the IR (index-variable ranges, size
 // variables >= 0, the affine conjuncts of enclosing guards), for bounds proofs by
