@@ -31,14 +31,8 @@ ir::Program merged_and_shared(const ir::Program& p, const std::string& fn) {
   return run_pass(merged(p, fn), fn, opt::eliminate_common_subexpressions, opt::cse_postcondition);
 }
 
-Value vec(int n) {
-  std::vector<double> xs;
-  for (int k = 0; k < n; ++k) xs.push_back(0.5 + 0.25 * k - 0.1 * k * k);
-  return f64_vector(xs);
-}
-Value empty_vec() {
-  return Value::zeros(cotangent::DType::F64, {0});
-}
+using opt_test::curve;
+using opt_test::empty_vector;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -55,8 +49,8 @@ def f(x: f64[n], flag: bool) -> f64 {
 
 void expect_same_on_edge_cases(const ir::Program& p, const ir::Program& q) {
   for (bool flag : {false, true}) {
-    for (int n : {1, 5}) expect_same_values(p, q, "f", {vec(n), Value::boolean(flag)});
-    expect_same_values(p, q, "f", {empty_vec(), Value::boolean(flag)});
+    for (int n : {1, 5}) expect_same_values(p, q, "f", {curve(n), Value::boolean(flag)});
+    expect_same_values(p, q, "f", {empty_vector(), Value::boolean(flag)});
     expect_same_values(p, q, "f", {f64_vector({1.0, kInf, -kInf, kNaN}), Value::boolean(flag)});
     expect_same_values(p, q, "f", {f64_vector({kInf, 2.0}), Value::boolean(flag)});
   }
@@ -99,10 +93,10 @@ TEST(OptIfMerge, cse_then_shares_the_sum_of_both_branches) {
   EXPECT_EQ(opt_test::count(printed(q, "f"), "sum i"), 1) << printed(q, "f");
   expect_same_on_edge_cases(p, q);
   // 2 * (n exps + n - 1 adds) + log + 2 muls/divs + add before; one sum after.
-  EXPECT_EQ(run(p, "f", {vec(5), Value::boolean(false)}).ops, 2 * (5 + 4) + 1 + 1 + 1 + 1);
-  EXPECT_EQ(run(q, "f", {vec(5), Value::boolean(false)}).ops, (5 + 4) + 1 + 1 + 1 + 1);
-  EXPECT_EQ(run(q, "f", {vec(5), Value::boolean(true)}).ops,
-            run(p, "f", {vec(5), Value::boolean(true)}).ops);
+  EXPECT_EQ(run(p, "f", {curve(5), Value::boolean(false)}).ops, 2 * (5 + 4) + 1 + 1 + 1 + 1);
+  EXPECT_EQ(run(q, "f", {curve(5), Value::boolean(false)}).ops, (5 + 4) + 1 + 1 + 1 + 1);
+  EXPECT_EQ(run(q, "f", {curve(5), Value::boolean(true)}).ops,
+            run(p, "f", {curve(5), Value::boolean(true)}).ops);
 }
 
 // Inside a branch of `if flag`, flag is known: nested ifs on it fold (in a generator too). The
@@ -125,13 +119,13 @@ def f(x: f64[n], flag: bool, k: i64) -> f64 {
   EXPECT_EQ(opt_test::count(text, "0.0 + t10"), 1) << text;  // s is 0.0 in the else branch
   for (bool flag : {false, true}) {
     for (int64_t k : {0, 2}) {
-      expect_same_values(p, q, "f", {vec(3), Value::boolean(flag), Value::i64(k)});
+      expect_same_values(p, q, "f", {curve(3), Value::boolean(flag), Value::i64(k)});
       expect_same_values(p, q, "f",
                          {f64_vector({kNaN, kInf, -kInf}), Value::boolean(flag), Value::i64(k)});
     }
     // Out of range: the same error at both.
-    auto a = run(p, "f", {vec(2), Value::boolean(flag), Value::i64(5)});
-    auto b = run(q, "f", {vec(2), Value::boolean(flag), Value::i64(5)});
+    auto a = run(p, "f", {curve(2), Value::boolean(flag), Value::i64(5)});
+    auto b = run(q, "f", {curve(2), Value::boolean(flag), Value::i64(5)});
     EXPECT_FALSE(a.ok);
     EXPECT_EQ(a.error, b.error);
   }
@@ -168,7 +162,7 @@ def f(x: f64[n], flag: bool, k: i64) -> f64 {
   EXPECT_EQ(opt_test::count(text, "w * 0.5"), 1) << text;
   for (bool flag : {false, true}) {
     for (int64_t k : {0, 2}) {
-      expect_same_values(p, q, "f", {vec(3), Value::boolean(flag), Value::i64(k)});
+      expect_same_values(p, q, "f", {curve(3), Value::boolean(flag), Value::i64(k)});
       expect_same_values(p, q, "f",
                          {f64_vector({kNaN, kInf, -kInf}), Value::boolean(flag), Value::i64(k)});
     }

@@ -30,9 +30,7 @@ Value vec(int n, double scale = 1.0) {
   return f64_vector(xs);
 }
 
-Value empty_vec() {
-  return Value::zeros(cotangent::DType::F64, {0});
-}
+using opt_test::empty_vector;
 
 // A sum invariant in the generator's index moves out under [n >= 1]: computed once, and not at
 // all when the generator is empty.
@@ -46,11 +44,11 @@ def f(x: f64[n], y: f64[m]) -> f64[n] {
   EXPECT_LT(text.find("sum j"), text.find("for i")) << text;
   EXPECT_NE(text.find("n >= 1"), std::string::npos) << text;
   for (int n : {1, 4}) expect_same_values(p, q, "f", {vec(n), vec(3)});
-  expect_same_values(p, q, "f", {empty_vec(), vec(3)});
+  expect_same_values(p, q, "f", {empty_vector(), vec(3)});
   // n * (2m - 1) + n before; 2m - 1 + n after.
   EXPECT_EQ(run(p, "f", {vec(4), vec(3)}).ops, 4 * 5 + 4);
   EXPECT_EQ(run(q, "f", {vec(4), vec(3)}).ops, 5 + 4);
-  EXPECT_EQ(run(q, "f", {empty_vec(), vec(3)}).ops, 0);
+  EXPECT_EQ(run(q, "f", {empty_vector(), vec(3)}).ops, 0);
 }
 
 TEST(OptLicm, constant_extent_needs_no_guard) {
@@ -76,7 +74,7 @@ def f(x: f64[n], k: i64) -> f64 {
   EXPECT_LT(text.find("exp"), text.find("loop")) << text;
   for (int64_t k : {0, 1, 5}) expect_same_values(p, q, "f", {vec(2), Value::i64(k)});
   // A read out of range is not introduced when the loop does not run.
-  expect_same_values(p, q, "f", {empty_vec(), Value::i64(0)});
+  expect_same_values(p, q, "f", {empty_vector(), Value::i64(0)});
 }
 
 // Plain loops are values like any other: an invariant while loop in a generator moves out
@@ -95,7 +93,7 @@ def g(x: f64[3], a: f64, k: i64) -> f64 {
   EXPECT_LT(text.find("while"), text.find("for i")) << text;
   EXPECT_NE(text.find("[n >= 1] * "), std::string::npos) << text;
   for (int n : {1, 4}) expect_same_values(p, q, "f", {vec(n), Value::f64(0.3)});
-  expect_same_values(p, q, "f", {empty_vec(), Value::f64(0.3)});
+  expect_same_values(p, q, "f", {empty_vector(), Value::f64(0.3)});
   // The loop: 3 iterations of 2 ops before (per element, plus the product); once after.
   EXPECT_EQ(run(p, "f", {vec(4), Value::f64(0.3)}).ops, 4 * (3 * 2 + 1));
   EXPECT_EQ(run(q, "f", {vec(4), Value::f64(0.3)}).ops, 3 * 2 + 4);
@@ -131,7 +129,7 @@ def f(x: f64[n], c: f64) -> f64 {
   const std::string text = printed(q, "f");
   EXPECT_LT(text.find("exp(c)"), text.find("sum i")) << text;
   for (int n : {1, 3}) expect_same_values(p, q, "f", {vec(n), Value::f64(0.3)});
-  expect_same_values(p, q, "f", {empty_vec(), Value::f64(0.3)});
+  expect_same_values(p, q, "f", {empty_vector(), Value::f64(0.3)});
   EXPECT_LT(run(q, "f", {vec(5), Value::f64(0.3)}).ops, run(p, "f", {vec(5), Value::f64(0.3)}).ops);
 }
 
@@ -167,7 +165,8 @@ def f(x: f64[n], y: f64[m]) -> f64[n] {
 )") << printed(q, "f");
   for (int n : {0, 1, 2, 4}) {
     for (int m : {0, 3})
-      expect_same_values(p, q, "f", {n == 0 ? empty_vec() : vec(n), m == 0 ? empty_vec() : vec(m)});
+      expect_same_values(p, q, "f",
+                         {n == 0 ? empty_vector() : vec(n), m == 0 ? empty_vector() : vec(m)});
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
@@ -210,7 +209,7 @@ def f(x: f64[n], k: i64) -> f64 {
 }
 )") << printed(q, "f");
   for (int64_t k : {0, 2, 3, 6}) expect_same_values(p, q, "f", {vec(2), Value::i64(k)});
-  expect_same_values(p, q, "f", {empty_vec(), Value::i64(2)});
+  expect_same_values(p, q, "f", {empty_vector(), Value::i64(2)});
   // The sum (3) once; the additions of the strong zeros of t = 0, 1 are not charged.
   EXPECT_EQ(run(q, "f", {vec(2), Value::i64(6)}).ops, 3 + 4);
   EXPECT_EQ(run(p, "f", {vec(2), Value::i64(6)}).ops, 4 * 3 + 4);

@@ -59,6 +59,18 @@ inline cotangent::Value vec(const std::vector<double>& xs) {
   return v;
 }
 
+// An f64 vector of n values on a parabola (distinct, of both signs for n > 6).
+inline cotangent::Value curve(int n) {
+  std::vector<double> xs;
+  for (int k = 0; k < n; ++k) xs.push_back(0.5 + 0.25 * k - 0.1 * k * k);
+  return vec(xs);
+}
+
+// The f64 vector of length 0.
+inline cotangent::Value empty_vector() {
+  return cotangent::Value::zeros(cotangent::DType::F64, {0});
+}
+
 // An f64 tensor of `shape` with distinct, deterministic entries (a pattern of period 7 scaled by
 // `seed`, on a slope).
 inline cotangent::Value tensor(std::vector<int64_t> shape, double seed) {

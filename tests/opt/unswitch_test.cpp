@@ -32,14 +32,8 @@ ir::Program unswitched_and_hoisted(const ir::Program& p, const std::string& fn) 
   return run_pass(unswitched(p, fn), fn, opt::hoist_invariants, opt::licm_postcondition);
 }
 
-Value vec(int n) {
-  std::vector<double> xs;
-  for (int k = 0; k < n; ++k) xs.push_back(0.5 + 0.25 * k - 0.1 * k * k);
-  return f64_vector(xs);
-}
-Value empty_vec() {
-  return Value::zeros(cotangent::DType::F64, {0});
-}
+using opt_test::curve;
+using opt_test::empty_vector;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -76,8 +70,8 @@ TEST(OptUnswitch, gather_branching_on_an_outer_condition_becomes_two_copies) {
 }
 )");
   for (bool flag : {false, true}) {
-    for (int n : {1, 5}) expect_same_values(p, q, "f", {vec(n), Value::boolean(flag)});
-    expect_same_values(p, q, "f", {empty_vec(), Value::boolean(flag)});
+    for (int n : {1, 5}) expect_same_values(p, q, "f", {curve(n), Value::boolean(flag)});
+    expect_same_values(p, q, "f", {empty_vector(), Value::boolean(flag)});
     expect_same_values(p, q, "f", {f64_vector({1.0, kInf, -kInf, kNaN}), Value::boolean(flag)});
   }
 }
@@ -91,15 +85,15 @@ TEST(OptUnswitch, the_invariant_sum_then_leaves_the_gather) {
   EXPECT_LT(text.find("sum i"), text.find("for j_23")) << text;
   EXPECT_NE(text.find("n >= 1"), std::string::npos) << text;
   for (bool flag : {false, true}) {
-    for (int n : {1, 6}) expect_same_values(p, q, "f", {vec(n), Value::boolean(flag)});
-    expect_same_values(p, q, "f", {empty_vec(), Value::boolean(flag)});
+    for (int n : {1, 6}) expect_same_values(p, q, "f", {curve(n), Value::boolean(flag)});
+    expect_same_values(p, q, "f", {empty_vector(), Value::boolean(flag)});
     expect_same_values(p, q, "f", {f64_vector({kNaN, 2.0, kInf}), Value::boolean(flag)});
   }
   // n * (n exps + (n - 1) adds + 1 exp + 1 div) before; 2n - 1 + 2n after.
-  EXPECT_EQ(run(p, "f", {vec(6), Value::boolean(false)}).ops, 6 * (6 + 5 + 2));
-  EXPECT_EQ(run(q, "f", {vec(6), Value::boolean(false)}).ops, 11 + 12);
-  EXPECT_EQ(run(q, "f", {vec(6), Value::boolean(true)}).ops, 0);
-  EXPECT_EQ(run(q, "f", {empty_vec(), Value::boolean(false)}).ops, 0);
+  EXPECT_EQ(run(p, "f", {curve(6), Value::boolean(false)}).ops, 6 * (6 + 5 + 2));
+  EXPECT_EQ(run(q, "f", {curve(6), Value::boolean(false)}).ops, 11 + 12);
+  EXPECT_EQ(run(q, "f", {curve(6), Value::boolean(true)}).ops, 0);
+  EXPECT_EQ(run(q, "f", {empty_vector(), Value::boolean(false)}).ops, 0);
 }
 
 // Every `if` on the condition is folded in each copy, nested ones (in a guard, in an inner
@@ -120,7 +114,7 @@ def f(x: f64[n], flag: bool) -> f64 {
   EXPECT_EQ(opt_test::count(text, "if "), 1) << text;
   EXPECT_EQ(opt_test::count(text, "if flag then"), 1) << text;
   for (bool flag : {false, true}) {
-    for (int n : {0, 1, 4}) expect_same_values(p, q, "f", {vec(n), Value::boolean(flag)});
+    for (int n : {0, 1, 4}) expect_same_values(p, q, "f", {curve(n), Value::boolean(flag)});
     expect_same_values(p, q, "f", {f64_vector({-kInf, kInf, kNaN}), Value::boolean(flag)});
   }
 }
@@ -141,7 +135,7 @@ def f(x: f64[n], a: bool, b: bool) -> f64[n] {
   for (bool a : {false, true}) {
     for (bool b : {false, true}) {
       for (int n : {0, 1, 5}) {
-        expect_same_values(p, q, "f", {vec(n), Value::boolean(a), Value::boolean(b)});
+        expect_same_values(p, q, "f", {curve(n), Value::boolean(a), Value::boolean(b)});
       }
     }
   }
