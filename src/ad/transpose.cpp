@@ -8,6 +8,7 @@
 #include "ad/clone.h"
 #include "ad/tangent.h"
 #include "index/eliminate_sums.h"
+#include "ir/size_affine.h"
 #include "ir/uses.h"
 #include "prims/prim.h"
 
@@ -558,23 +559,6 @@ std::optional<Affine> substitute_all(const Affine& a,
   return out;
 }
 
-std::optional<Affine> size_affine(const ir::Function& f, const SizeExpr& e) {
-  auto lin = e.as_linear();
-  if (!lin) return std::nullopt;
-  Affine a = Affine::constant(lin->constant);
-  for (const auto& [name, c] : lin->terms) {
-    ir::VarId var = -1;
-    for (const auto& sv : f.size_vars) {
-      if (sv.name == name) var = sv.var;
-    }
-    if (var < 0) return std::nullopt;
-    auto s = Affine::add(a, Affine::var(var, c));
-    if (!s) return std::nullopt;
-    a = *s;
-  }
-  return a;
-}
-
 }  // namespace
 
 // One read of v inside region statement s, as a gather over v's positions j:
@@ -585,9 +569,15 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
                                            const Path& path, ir::VarId v, const ir::Block* body0) {
   ir::Function& f = b_.function();
   const Type vt = f.type_of(v);
+  // A reader that takes v whole (a loop whose body reads it, a tuple, a result) contributes a
+  // tensor of v's shape at each point of the path: those are summed over the path's points,
+  // not gathered per position of v (which would rerun the path, a loop's reverse pass
+  // included, once per position).
+  const bool whole = (path.final_pos < 0 || path.kind == Path::Kind::Whole) && vt.is_tensor();
   std::vector<ir::IndexVar> jvars;
   std::vector<ir::VarId> js;
   for (const auto& d : vt.shape) {
+    if (whole) break;
     js.push_back(b_.index_var("j"));
     jvars.push_back(ir::IndexVar{js.back(), d});
   }
@@ -598,7 +588,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   for (size_t k = 0; k < path.stmts.size(); ++k) {
     if (const auto* iv = ivars_of(*path.stmts[k])) {
       for (const auto& x : *iv) {
-        auto ext = size_affine(f, x.extent);
+        auto ext = ir::size_affine(f, x.extent);
         if (!ext) solvable = false;
         summed.push_back(SummedVar{x.var, ext ? *ext : Affine::constant(0)});
         level_of[x.var] = k;
@@ -642,6 +632,33 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   SumElimination elim;
   std::optional<SumElimination> solved =
       solvable && !at_read ? eliminate_sums(summed, eqs) : std::nullopt;
+  // The levels are emitted outside in, so a variable's value may mention kept variables of its
+  // own level or outer ones only: `h[i + 2 * k]` in `for i. sum k` solves i = j - 2k, which the
+  // copy of i's level could not evaluate. Such a variable stays summed (free to the solver),
+  // which then solves the inner one: k = (j - i) / 2 where j - i is even.
+  for (std::vector<SummedVar> rest = summed; solved && !solved->empty;) {
+    const SolvedVar* inverted = nullptr;
+    for (const auto& sv : solved->solved) {
+      for (ir::VarId u : solved->kept) {
+        if (sv.numerator.mentions(u) && level_of.at(u) > level_of.at(sv.var)) inverted = &sv;
+      }
+    }
+    if (inverted == nullptr) break;
+    const ir::VarId outer = inverted->var;
+    std::erase_if(rest, [&](const SummedVar& x) { return x.var == outer; });
+    solved = eliminate_sums(rest, eqs);
+    if (solved && !solved->empty) {
+      // outer is summed over its range again, in level order among the kept.
+      solved->kept.push_back(outer);
+      auto position = [&](ir::VarId x) {
+        return std::find_if(summed.begin(), summed.end(),
+                            [&](const SummedVar& y) { return y.var == x; }) -
+               summed.begin();
+      };
+      std::sort(solved->kept.begin(), solved->kept.end(),
+                [&](ir::VarId a, ir::VarId b) { return position(a) < position(b); });
+    }
+  }
   if (solved) {
     elim = std::move(*solved);
   } else {
@@ -674,7 +691,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   // which Fourier-Motzkin drops implied range conditions.
   std::vector<SummedVar> ranges;
   for (size_t k = 0; k < js.size(); ++k) {
-    if (auto e = size_affine(f, vt.shape[k])) ranges.push_back(SummedVar{js[k], *e});
+    if (auto e = ir::size_affine(f, vt.shape[k])) ranges.push_back(SummedVar{js[k], *e});
   }
   auto guard_for = [&](long lvl) {
     std::vector<Pred> affine_ps, ps;
@@ -698,7 +715,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
     return Pred::conj(std::move(ps));
   };
   const Scalar elem = vt.elem;
-  auto zero = [&] { return ir::Atom::real(0.0, elem); };
+  auto zero = [&] { return whole ? zeros(b_, vt) : ir::Atom::real(0.0, elem); };
 
   // Descends one level: `st` is the region statement at this level (the original for k = 0,
   // else its copy), `st_cts` the cotangents of its results.
@@ -769,7 +786,8 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
         ir::VarId fresh = b_.index_var(f.vars[static_cast<size_t>(o)].name);
         kept.push_back(ir::IndexVar{fresh, (*cur_ivars)[q].extent});
         binding[o] = Affine::var(fresh);
-        if (auto e = size_affine(f, (*cur_ivars)[q].extent)) ranges.push_back(SummedVar{fresh, *e});
+        if (auto e = ir::size_affine(f, (*cur_ivars)[q].extent))
+          ranges.push_back(SummedVar{fresh, *e});
       }
     }
     auto inner = [&]() -> ir::Atom {
