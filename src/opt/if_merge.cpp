@@ -106,6 +106,7 @@ class IfMerger {
 
   void block(Block& b, std::vector<KnownIf> known) {
     merge_pairs(b);
+    absorb_operations(b);
     for (auto& s : b.stmts) {
       if (auto* i = s.as<ir::IfOp>(); i != nullptr && i->cond.is_var) {
         branch(i->then_branch, i->cond.var, true, known);
@@ -176,6 +177,61 @@ class IfMerger {
       out.push_back(std::move(s));
     }
     b.stmts = std::move(out);
+  }
+
+  // A real primitive whose operands are all results of one if (or literals), one of them a
+  // literal in some branch, moves into both branches, where simplify folds it: the merged
+  // adjoint contributions `(a, b) = if c then {(A, 0.0)} else {(0.0, B)}; a + b` become
+  // `if c then {A + 0.0} else {0.0 + B}`, then `if c then {A} else {B}`. Each branch evaluates
+  // it once, as the statement did, so the op count never grows.
+  void absorb_operations(Block& b) {
+    for (size_t i = 0; i < b.stmts.size(); ++i) {
+      if (b.stmts[i].as<ir::IfOp>() == nullptr) continue;
+      std::unordered_map<VarId, size_t> result_of;
+      for (size_t r = 0; r < b.stmts[i].results.size(); ++r) result_of[b.stmts[i].results[r]] = r;
+      for (size_t k = i + 1; k < b.stmts.size(); ++k) {
+        const auto* p = b.stmts[k].as<ir::PrimOp>();
+        if (p == nullptr || b.stmts[k].results.size() != 1 ||
+            !f_.type_of(b.stmts[k].results[0]).is_scalar() ||
+            !is_real(f_.type_of(b.stmts[k].results[0]).elem)) {
+          continue;
+        }
+        const auto& op = *b.stmts[i].as<ir::IfOp>();
+        bool ours = true, folds = false;
+        for (const auto& a : p->args) {
+          if (!a.is_var) continue;
+          auto it = result_of.find(a.var);
+          if (it == result_of.end()) {
+            ours = false;
+            break;
+          }
+          for (const Block* br : {&op.then_branch, &op.else_branch}) {
+            folds = folds || !br->results[it->second].is_var;
+          }
+        }
+        if (!ours || !folds || !fire("an operation on the results of an if folds in a branch")) {
+          continue;
+        }
+        Stmt moved = std::move(b.stmts[k]);
+        b.stmts.erase(b.stmts.begin() + static_cast<std::ptrdiff_t>(k));
+        auto& target = *b.stmts[i].as<ir::IfOp>();
+        for (Block* br : {&target.then_branch, &target.else_branch}) {
+          ir::PrimOp copy = *moved.as<ir::PrimOp>();
+          for (auto& a : copy.args) {
+            if (a.is_var) a = br->results[result_of.at(a.var)];
+          }
+          // Copied before new_var grows the table.
+          std::string name = f_.vars[static_cast<size_t>(moved.results[0])].name;
+          Type type = f_.type_of(moved.results[0]);
+          const VarId v = f_.new_var(std::move(name), std::move(type));
+          br->stmts.push_back(Stmt{{v}, std::move(copy), moved.span});
+          br->results.push_back(Atom::of(v));
+        }
+        result_of[moved.results[0]] = b.stmts[i].results.size();
+        b.stmts[i].results.push_back(moved.results[0]);
+        --k;  // the statement at k is the next one now
+      }
+    }
   }
 
   // Merges pairs of ifs on one condition in `b` until none merges.
@@ -264,7 +320,13 @@ class IfMerger {
 ir::Function merge_ifs(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
-  IfMerger(out, false).run();
+  // A rewrite can enable another in a block already visited (a branch's result that became a
+  // literal, an operation moved into a branch): rounds until none fires.
+  for (int round = 0; round < 8; ++round) {
+    IfMerger merger(out, false);
+    merger.run();
+    if (!merger.found()) break;
+  }
   return out;
 }
 

@@ -9,6 +9,11 @@
 //    the statements between that do not depend on S1 stay before the merged if.
 //        let a = if c then {A} else {B}; let d = a + 1.0; let e = if c then {C} else {E}
 //    ==> let (a, d, e) = if c then {A; d1 = a1 + 1.0; C} else {B; d2 = a2 + 1.0; E}
+//  - A real primitive whose operands are all results of one if (or literals), one of them a
+//    literal in some branch, moves into both branches, where simplify folds it:
+//        let (a, b) = if c then {(A, 0.0)} else {(0.0, B)}; let r = a + b
+//    ==> let (a, b, r) = if c then {(A, 0.0, A + 0.0)} else {(0.0, B, 0.0 + B)}
+//    (reverse mode's contributions of the two branches of a primal if to one element).
 //  - Inside a branch of `if c`, c is the branch's literal, and the result of an earlier `if c`
 //    (dominating the branch) is that branch's value when it is a literal or a variable bound
 //    outside it; ifs and selects whose condition became a literal fold to the taken operand.
@@ -28,8 +33,8 @@
 namespace cot::opt {
 
 ir::Function merge_ifs(const ir::Program& program, const ir::Function& f);
-// No two ifs on one condition in a block that could merge; no use of c inside a branch of
-// `if c`.
+// No two ifs on one condition in a block that could merge; no operation to move into an if;
+// no use of c inside a branch of `if c`.
 std::optional<std::string> if_merge_postcondition(const ir::Program& program,
                                                   const ir::Function& f);
 

@@ -12,6 +12,7 @@
 #include "cotangent/cotangent.h"
 #include "opt/cse.h"
 #include "opt/opt_test_util.h"
+#include "opt/simplify.h"
 
 namespace cot {
 namespace {
@@ -60,9 +61,10 @@ TEST(OptIfMerge, two_ifs_on_one_condition_become_one) {
   auto p = opt_test::compile(kTwoIfs);
   auto q = merged(p, "f");
   EXPECT_EQ(printed(q, "f"), R"(def f(x: f64[n], flag: bool) -> f64 {
-  let (a, b, c) = if flag then {
+  let (a, b, c, t16) = if flag then {
     let b_17 = 0.0 * 2.0
-    (0.0, b_17, b_17)
+    let t19 = b_17 + 0.0
+    (0.0, b_17, b_17, t19)
   } else {
     let t6 = sum i: n. {
       let t4 = x[i]
@@ -77,13 +79,43 @@ TEST(OptIfMerge, two_ifs_on_one_condition_become_one) {
       t12
     }
     let t14 = b_18 / t13
-    (t7, b_18, t14)
+    let t20 = t14 + t7
+    (t7, b_18, t14, t20)
   }
-  let t16 = c + a
   t16
 }
-)");
+)");  // c + a moved into the branches, where a is the literal 0.0 in one (simplify folds it)
   expect_same_on_edge_cases(p, q);
+}
+
+// Reverse mode's contributions to one element from the two branches of a primal if, merged:
+// (a, b) = if c then {(A, 0.0)} else {(0.0, B)}; a + b. The sum moves into the branches, where
+// it folds: a functional update of one element of a vector costs one operation per element
+// touched, not one per element (a loop that updates v[t] is then linear, not quadratic).
+TEST(OptIfMerge, an_operation_on_an_ifs_results_moves_into_its_branches) {
+  auto p = opt_test::compile(R"(
+def f(v: f64[n], s: f64[n], t: i64) -> f64[n] {
+  for i. {
+    let here = i == t
+    let a = if here then 2.0 * v[i] * s[i] else 0.0
+    let b = if here then 0.0 else s[i]
+    a + b
+  }
+})");
+  auto q = run_pass(merged(p, "f"), "f", opt::simplify_algebra, opt::simplify_postcondition);
+  const std::string text = printed(q, "f");
+  EXPECT_EQ(opt_test::count(text, " + "), 0) << text;
+  EXPECT_EQ(opt_test::count(text, "if "), 1) << text;
+  for (int64_t t : {-1, 0, 2, 4}) {
+    for (int n : {0, 1, 5}) {
+      expect_same_values(p, q, "f", {curve(n), curve(n), Value::i64(t)});
+    }
+    expect_same_values(
+        p, q, "f", {f64_vector({kNaN, kInf, 1.0}), f64_vector({1.0, -kInf, kNaN}), Value::i64(t)});
+  }
+  // Before: 2 muls at i == t and one add per element; after: the 2 muls only.
+  EXPECT_EQ(run(p, "f", {curve(5), curve(5), Value::i64(2)}).ops, 2 + 5);
+  EXPECT_EQ(run(q, "f", {curve(5), curve(5), Value::i64(2)}).ops, 2);
 }
 
 // After merging, CSE shares the sum the two else branches computed.
