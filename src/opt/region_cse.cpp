@@ -14,7 +14,9 @@
 #include "opt/bindings.h"
 #include "opt/cse.h"
 #include "opt/dce.h"
+#include "opt/guard_projection.h"
 #include "opt/static_cost.h"
+#include "opt/substitute.h"
 
 namespace cot::opt {
 namespace {
@@ -80,28 +82,60 @@ bool materializable(const ir::Function& f, const Stmt& s) {
   return !is_cost_free(f, s);
 }
 
-// When the value of `s` is a strong zero (whose additions the cost model does not charge), as
-// conditions under which it is not: empty for a value that never is one; nullopt when it may be
-// one otherwise (a sum of terms that may be strong zeros), which a read cannot reproduce.
-std::optional<std::vector<Pred>> not_strong_zero_when(const ir::Function& f, const Stmt& s) {
+// Whether the atom (a block's result) may be a strong zero: bound in `b` by a guard, a
+// projection or a sum (one bound outside the block is not looked at).
+bool may_be_strong_zero(const Block& b, const ir::Atom& res) {
+  if (!res.is_var) return false;
+  const Stmt* def = nullptr;
+  for (const auto& s : b.stmts) {
+    if (std::find(s.results.begin(), s.results.end(), res.var) != s.results.end()) def = &s;
+  }
+  return def == nullptr || def->as<ir::GuardOp>() != nullptr || def->as<ir::ProjOp>() != nullptr ||
+         def->as<ir::ReduceOp>() != nullptr;
+}
+
+// When the value of `s` is a strong zero (whose additions the cost model does not charge, and
+// which stays one through products), as conditions under which it is not: empty for a value
+// that never is one; nullopt when it may be one otherwise (a sum of terms that may be strong
+// zeros), which a read cannot reproduce. A sum whose term is a guard on an affine predicate is
+// a strong zero exactly where no point of its range passes the guard: the predicate and the
+// ranges with the summed variables projected away (Fourier-Motzkin), under the ranges of the
+// index variables `around` it.
+std::optional<std::vector<Pred>> not_strong_zero_when(
+    const ir::Function& f, const Stmt& s, const std::vector<ir::IndexVar>& around = {}) {
   const auto* r = s.as<ir::ReduceOp>();
   if (r == nullptr || r->kind != ir::ReduceKind::Sum) return std::vector<Pred>{};
   if (r->body.results.size() != 1) return std::nullopt;
   const ir::Atom& res = r->body.results[0];
-  if (res.is_var) {
+  IndexFacts facts;
+  facts.add_sizes(f);
+  for (const auto& iv : around) facts.add_range(f, iv.var, iv.extent);
+  if (may_be_strong_zero(r->body, res)) {
     const Stmt* def = nullptr;
     for (const auto& b : r->body.stmts) {
       if (std::find(b.results.begin(), b.results.end(), res.var) != b.results.end()) def = &b;
     }
-    // A term that is a guard, a projection or a sum may be a strong zero; one bound outside
-    // the body is not looked at.
-    if (def == nullptr || def->as<ir::GuardOp>() != nullptr || def->as<ir::ProjOp>() != nullptr ||
-        def->as<ir::ReduceOp>() != nullptr) {
+    const auto* g = def != nullptr ? def->as<ir::GuardOp>() : nullptr;
+    if (g == nullptr || g->body.results.size() != 1 ||
+        may_be_strong_zero(g->body, g->body.results[0])) {
       return std::nullopt;
     }
+    std::vector<Affine> cs;
+    std::vector<Pred> atoms;
+    if (!split_conjunction(g->pred, cs, atoms) || !atoms.empty()) return std::nullopt;
+    std::vector<VarId> summed;
+    for (const auto& iv : r->ivars) {
+      if (!add_range_constraints(f, iv.var, iv.extent, cs)) return std::nullopt;
+      summed.push_back(iv.var);
+    }
+    std::unordered_set<VarId> bound;
+    collect_bound(s, bound);
+    auto proj = project_constraints(
+        std::move(cs), summed, facts, [](VarId) { return false; },
+        [&](VarId v) { return bound.count(v) != 0; });
+    if (!proj) return std::nullopt;
+    return proj->outer;
   }
-  IndexFacts facts;
-  facts.add_sizes(f);
   std::vector<Pred> conds;
   for (const auto& iv : r->ivars) {
     if (auto c = iv.extent.as_constant()) {
@@ -137,6 +171,27 @@ std::optional<std::vector<size_t>> slice_of(const ir::Function& f, const Block& 
   }
   std::reverse(out.begin(), out.end());
   uses = std::move(need);
+  return out;
+}
+
+// The statements of `body` before `end` that produce `need` (variables bound there),
+// transitively, in order; nullopt when one costs or is a loop. `need` keeps what they read from
+// outside `body`.
+std::optional<std::vector<size_t>> producers(const ir::Function& f, const Block& body, size_t end,
+                                             std::unordered_set<VarId>& need) {
+  std::vector<size_t> out;
+  for (size_t k = end; k-- > 0;) {
+    const Stmt& s = body.stmts[k];
+    if (std::none_of(s.results.begin(), s.results.end(),
+                     [&](VarId v) { return need.count(v) > 0; })) {
+      continue;
+    }
+    if (!is_cost_free(f, s) || s.as<ir::LoopOp>() != nullptr) return std::nullopt;
+    out.push_back(k);
+    for (VarId v : s.results) need.erase(v);
+    for (VarId v : free_uses(s)) need.insert(v);
+  }
+  std::reverse(out.begin(), out.end());
   return out;
 }
 
@@ -238,11 +293,98 @@ Stmt make_read(ir::Function& g, VarId result, VarId tensor, const std::vector<Va
   return Stmt{{result}, ir::GuardOp{Pred::conj(conds), std::move(body)}, span};
 }
 
-// A value `value` at the top of the body of the region statement binding `region`.
+// A value `value` at the top of the body of the region statement binding `region`, or, when
+// `inner` is set, at the top of the body of the gen or reduce binding `inner` at the top of
+// that body (a value per point of both regions: R's index variables, then inner's).
 struct Candidate {
   VarId region = -1;
   VarId value = -1;
+  VarId inner = -1;
+  // Set when the value is at the top of the body of a guard at the top of inner's body (a
+  // triangular sum's term): the guard's result.
+  VarId guard = -1;
 };
+
+// Where a candidate's value is: R's statement, the inner region's (or null) and the value's
+// block and position; and the chain computing it, as a block yielding it (the value's slice,
+// and for a nested value the cost-free statements of R's body it reads). nullopt when the
+// value cannot be computed from cost-free statements and index variables alone.
+struct Located {
+  Stmt* region = nullptr;
+  Stmt* inner = nullptr;
+  Block* block = nullptr;
+  size_t q = 0;
+  std::vector<ir::IndexVar> ivars;  // R's, then inner's
+  Block chain;
+  Pred pred = Pred::truth();  // the guard's, when the value is under one
+};
+
+std::optional<Located> locate(const ir::Function& f, Block& top, const Candidate& c) {
+  Located at;
+  auto [rblock, ra] = find_stmt(top, c.region);
+  if (rblock == nullptr || ivars_of(rblock->stmts[ra]) == nullptr) return std::nullopt;
+  at.region = &rblock->stmts[ra];
+  at.ivars = *ivars_of(*at.region);
+  Block& rbody = *body_of(*at.region);
+  size_t inner_pos = 0;
+  if (c.inner >= 0) {
+    auto [ib, ia] = find_stmt(rbody, c.inner);
+    if (ib != &rbody || ivars_of(ib->stmts[ia]) == nullptr) return std::nullopt;
+    at.inner = &ib->stmts[ia];
+    inner_pos = ia;
+    const auto& iv = *ivars_of(*at.inner);
+    at.ivars.insert(at.ivars.end(), iv.begin(), iv.end());
+  }
+  Block* ibody = at.inner != nullptr ? body_of(*at.inner) : &rbody;
+  size_t guard_pos = 0;
+  Block* vbody = ibody;
+  if (c.guard >= 0) {
+    auto [gb, ga] = find_stmt(*ibody, c.guard);
+    if (gb != ibody) return std::nullopt;
+    auto* g = gb->stmts[ga].as<ir::GuardOp>();
+    if (g == nullptr) return std::nullopt;
+    guard_pos = ga;
+    at.pred = g->pred;
+    vbody = &g->body;
+  }
+  auto [vb, q] = find_stmt(*vbody, c.value);
+  if (vb != vbody) return std::nullopt;
+  at.block = vb;
+  at.q = q;
+  std::unordered_set<VarId> uses;
+  auto sl = slice_of(f, *vbody, q, uses);
+  if (!sl) return std::nullopt;
+  Block chain = slice_block(*vbody, *sl, q);
+  if (c.guard >= 0) {
+    // The guard's predicate may read only index variables and what is bound outside R.
+    std::unordered_set<VarId> bound;
+    collect_bound(*at.region, bound);
+    for (const auto& iv : at.ivars) bound.erase(iv.var);
+    std::vector<int32_t> pvars;
+    at.pred.collect_vars(pvars);
+    for (int32_t v : pvars) {
+      if (bound.count(v) != 0) return std::nullopt;
+    }
+    auto before = producers(f, *ibody, guard_pos, uses);
+    if (!before) return std::nullopt;
+    Block full;
+    for (size_t k : *before) full.stmts.push_back(ibody->stmts[k]);
+    for (auto& st : chain.stmts) full.stmts.push_back(std::move(st));
+    full.results = std::move(chain.results);
+    chain = std::move(full);
+  }
+  if (at.inner != nullptr) {
+    auto outer = producers(f, rbody, inner_pos, uses);
+    if (!outer) return std::nullopt;
+    Block full;
+    for (size_t k : *outer) full.stmts.push_back(rbody.stmts[k]);
+    for (auto& st : chain.stmts) full.stmts.push_back(std::move(st));
+    full.results = std::move(chain.results);
+    chain = std::move(full);
+  }
+  at.chain = std::move(chain);
+  return at;
+}
 
 void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidate>& out) {
   for (size_t a = 0; a < b.stmts.size(); ++a) {
@@ -260,21 +402,101 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
         collect_signatures(*body_of(r), later);
       });
     }
-    if (!any_region) continue;
-    const Block& body = *body_of(s);
-    for (size_t q = 0; q < body.stmts.size(); ++q) {
-      const Stmt& v = body.stmts[q];
-      if (!materializable(f, v) || !not_strong_zero_when(f, v)) continue;
-      if (std::find(later.begin(), later.end(), signature(v)) == later.end()) continue;
-      std::unordered_set<VarId> uses;
-      if (!slice_of(f, body, q, uses)) continue;
-      if (std::none_of(iv->begin(), iv->end(),
-                       [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
-        continue;  // invariant in R: code motion's business
+    if (any_region) {
+      const Block& body = *body_of(s);
+      for (size_t q = 0; q < body.stmts.size(); ++q) {
+        const Stmt& v = body.stmts[q];
+        if (!materializable(f, v) || !not_strong_zero_when(f, v, *iv)) continue;
+        if (std::find(later.begin(), later.end(), signature(v)) == later.end()) continue;
+        std::unordered_set<VarId> uses;
+        if (!slice_of(f, body, q, uses)) continue;
+        if (std::none_of(iv->begin(), iv->end(),
+                         [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
+          continue;  // invariant in R: code motion's business
+        }
+        out.push_back({s.results[0], v.results[0]});
       }
-      out.push_back({s.results[0], v.results[0]});
+    }
+    // Values of a gen or reduce at the top of R's body, per point of both (a row's terms,
+    // exp(t[i] * x[j]) in sum i. log(sum j. ...), that the gathers of the gradient recompute).
+    for (const auto& inner : body_of(s)->stmts) {
+      const auto* iv2 = ivars_of(inner);
+      if (iv2 == nullptr || inner.results.size() != 1) continue;
+      std::vector<ir::IndexVar> both = *iv;
+      both.insert(both.end(), iv2->begin(), iv2->end());
+      std::vector<std::pair<size_t, int>> later2;
+      for (size_t k = a + 1; k < b.stmts.size(); ++k) {
+        for_each_index_region(b.stmts[k],
+                              [&](const Stmt& r, const std::vector<ir::IndexVar>& outer) {
+                                if (mappings(both, outer, *ivars_of(r)).empty()) return;
+                                collect_signatures(*body_of(r), later2);
+                              });
+      }
+      if (later2.empty()) continue;
+      const Block& ibody = *body_of(inner);
+      for (size_t q = 0; q < ibody.stmts.size(); ++q) {
+        const Stmt& v = ibody.stmts[q];
+        if (!materializable(f, v) || !not_strong_zero_when(f, v, both)) continue;
+        if (std::find(later2.begin(), later2.end(), signature(v)) == later2.end()) continue;
+        std::unordered_set<VarId> uses;
+        if (!slice_of(f, ibody, q, uses)) continue;
+        if (std::none_of(iv2->begin(), iv2->end(),
+                         [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
+          continue;  // invariant in the inner region
+        }
+        out.push_back({s.results[0], v.results[0], inner.results[0]});
+      }
+      for (const auto& gs : ibody.stmts) {
+        const auto* g = gs.as<ir::GuardOp>();
+        if (g == nullptr || gs.results.size() != 1) continue;
+        for (size_t q = 0; q < g->body.stmts.size(); ++q) {
+          const Stmt& v = g->body.stmts[q];
+          if (!materializable(f, v) || !not_strong_zero_when(f, v, both)) continue;
+          if (std::find(later2.begin(), later2.end(), signature(v)) == later2.end()) continue;
+          std::unordered_set<VarId> uses;
+          if (!slice_of(f, g->body, q, uses)) continue;
+          if (std::none_of(iv2->begin(), iv2->end(),
+                           [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
+            continue;
+          }
+          out.push_back({s.results[0], v.results[0], inner.results[0], gs.results[0]});
+        }
+      }
     }
   }
+}
+
+// Whether every statement of f that reads `v` is where `pred` provably holds: under the ranges
+// of the gens and reduces and the guards on the way to it (Fourier-Motzkin).
+bool uses_where_holds(const ir::Function& f, const Pred& pred, VarId v) {
+  std::vector<Affine> cs;
+  std::vector<Pred> atoms;
+  if (!split_conjunction(pred, cs, atoms) || !atoms.empty()) return false;
+  bool ok = true;
+  std::function<void(const Block&, IndexFacts)> walk = [&](const Block& b, IndexFacts facts) {
+    for (const auto& s : b.stmts) {
+      if (!ok) return;
+      bool reads = false;
+      ir::for_each_direct_use(s.op, [&](VarId x) { reads = reads || x == v; });
+      if (reads) {
+        for (const auto& c : cs) ok = ok && facts.proves(c);
+      }
+      IndexFacts inner = facts;
+      if (const auto* iv = ivars_of(s)) {
+        for (const auto& x : *iv) inner.add_range(f, x.var, x.extent);
+      }
+      if (const auto* a = s.as<ir::AccumOp>()) {
+        for (const auto& x : a->ivars) inner.add_range(f, x.var, x.extent);
+      }
+      if (const auto* g = s.as<ir::GuardOp>()) inner.add_pred(g->pred);
+      ir::for_each_region(s, [&](const Block& r) { walk(r, inner); });
+    }
+    for (const auto& r : b.results) ok = ok && !(r.is_var && r.var == v);
+  };
+  IndexFacts facts;
+  facts.add_sizes(f);
+  walk(f.body, facts);
+  return ok;
 }
 
 // A copy of v's slice at the top of a later region, with R's index variables mapped to the
@@ -290,16 +512,13 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
   ir::Function g = f;
   auto [block, a] = find_stmt(g.body, c.region);
   if (block == nullptr) return std::nullopt;
-  const std::vector<ir::IndexVar> ivars = *ivars_of(block->stmts[a]);
+  std::vector<ir::IndexVar> ivars;
   Block slice;
   {
-    const Block& body = *body_of(block->stmts[a]);
-    auto q = find_stmt(const_cast<Block&>(body), c.value);
-    if (q.first != &body) return std::nullopt;
-    std::unordered_set<VarId> uses;
-    auto sl = slice_of(g, body, q.second, uses);
-    if (!sl) return std::nullopt;
-    slice = slice_block(body, *sl, q.second);
+    auto at = locate(g, g.body, c);
+    if (!at) return std::nullopt;
+    ivars = at->ivars;
+    slice = std::move(at->chain);
   }
   std::vector<Probe> probes;
   for (size_t k = a + 1; k < block->stmts.size(); ++k) {
@@ -322,18 +541,34 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
     if (uses[static_cast<size_t>(p.copy)] > 0) used.push_back(p);
   }
   if (used.empty()) return std::nullopt;
+  if (c.guard >= 0) {
+    // H is a strong zero where the guard fails: every use of a copy must be where the guard,
+    // at the copy's position, provably holds.
+    Pred pred = Pred::truth();
+    {
+      auto at = locate(g, g.body, c);
+      if (!at) return std::nullopt;
+      pred = at->pred;
+    }
+    for (const auto& p : used) {
+      std::unordered_map<VarId, VarId> to;
+      for (size_t i = 0; i < ivars.size(); ++i) to[ivars[i].var] = p.at[i];
+      const Pred there = pred.rename([&](int32_t v) {
+        auto it = to.find(v);
+        return it == to.end() ? v : it->second;
+      });
+      if (!uses_where_holds(h, there, p.copy)) return std::nullopt;
+    }
+  }
 
   // Materialize v from R's body as it is after CSE.
-  auto [rblock, ra] = find_stmt(h.body, c.region);
-  if (rblock == nullptr) return std::nullopt;
-  Block& rbody = *body_of(rblock->stmts[ra]);
-  auto [vblock, q] = find_stmt(rbody, c.value);
-  if (vblock != &rbody) return std::nullopt;
-  std::unordered_set<VarId> slice_uses;
-  auto sl = slice_of(h, rbody, q, slice_uses);
-  auto conds = not_strong_zero_when(h, rbody.stmts[q]);
-  if (!sl || !conds) return std::nullopt;
-  Block chain = slice_block(rbody, *sl, q);
+  auto at = locate(h, h.body, c);
+  if (!at || at->ivars.size() != ivars.size()) return std::nullopt;
+  Block& rbody = *at->block;
+  const size_t q = at->q;
+  auto conds = not_strong_zero_when(h, rbody.stmts[q], at->ivars);
+  if (!conds) return std::nullopt;
+  Block chain = std::move(at->chain);
   const Span span = rbody.stmts[q].span;
 
   ir::GenOp gen;
@@ -353,11 +588,36 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
   for (const auto& d : vt.shape) shape.push_back(d);
   const VarId hv = h.new_var("shared", Type::tensor(vt.elem, std::move(shape)));
 
+  if (at->pred.kind != Pred::Kind::True) {
+    // Computed where R computed it: under the guard, a strong zero elsewhere.
+    ir::GuardOp guarded{at->pred, std::move(gen.body)};
+    const VarId inner_value = h.new_var(h.vars[static_cast<size_t>(c.value)].name, vt);
+    Block gb;
+    gb.stmts.push_back(Stmt{{inner_value}, std::move(guarded), span});
+    gb.results.push_back(ir::Atom::of(inner_value));
+    // The guard reads R's index variables: in H's body they are H's own.
+    substitute_uses(gb, [&] {
+      Substitution sub;
+      for (size_t i = 0; i < ivars.size(); ++i) sub[ivars[i].var] = map.atoms.at(ivars[i].var);
+      return sub;
+    }());
+    gen.body = std::move(gb);
+  }
   rbody.stmts[q] = make_read(h, c.value, hv, h_ivars, *conds, span);
   for (const auto& p : used) {
     auto [pb, pk] = find_stmt(h.body, p.copy);
     if (pb == nullptr) return std::nullopt;
-    pb->stmts[pk] = make_read(h, p.copy, hv, p.at, *conds, span);
+    // The conditions (a guarded sum's) name R's index variables: at the copy, the region's.
+    std::unordered_map<VarId, VarId> to;
+    for (size_t i = 0; i < ivars.size(); ++i) to[ivars[i].var] = p.at[i];
+    std::vector<Pred> there;
+    for (const auto& cond : *conds) {
+      there.push_back(cond.rename([&](int32_t v) {
+        auto it = to.find(v);
+        return it == to.end() ? v : it->second;
+      }));
+    }
+    pb->stmts[pk] = make_read(h, p.copy, hv, p.at, there, span);
   }
   auto [rb, rk] = find_stmt(h.body, c.region);
   rb->stmts.insert(rb->stmts.begin() + static_cast<std::ptrdiff_t>(rk),

@@ -174,12 +174,17 @@ def f(a: f64[3, 5], b: f64[4, 5], c: f64[3, 3], d: f64[8]) -> f64[3, 4] {
             std::string::npos)
       << dd;
   EXPECT_EQ(dd.find("accum"), std::string::npos) << dd;
-  // da[p, q] sums over j only (the liberated k is fixed to q).
+  // da[p, q] sums over j only (the liberated k is fixed to q); a[i, k] + b[j, k], which the
+  // primal and the gather both need, is a table read by both (region-cse).
   const std::string da = derivative(src, "f", DerivativeKind::Vjp, {"a"});
-  EXPECT_NE(da.find("let t21 = for j_3: 3, j_4: 5. {\n    let t22 = a[j_3, j_4]\n"),
+  EXPECT_NE(da.find("let t22 = for j_5: 3, j_6: 5. {\n    let t23 = sum j_7: 4. {\n"
+                    "      let t24 = shared[j_5, j_7, j_6]\n"),
             std::string::npos)
       << da;
-  EXPECT_NE(da.find("let t23 = sum j_5: 4. {"), std::string::npos) << da;
+  EXPECT_NE(da.find("let shared = for j_1: 3, j_2: 4, k_1: 5. {\n    let t5 = a[j_1, k_1]\n"
+                    "    let t6 = b[j_2, k_1]\n    let t7 = t5 + t6\n"),
+            std::string::npos)
+      << da;
 }
 
 }  // namespace
