@@ -212,9 +212,17 @@ bool Machine::run_prim(const ir::Stmt& s, const ir::PrimOp& op) {
   // strong zero divided by anything and its negation are strong zeros, 0 whatever the other
   // operand (an ordinary 0 times inf or NaN is NaN). So the derivative of a guarded value is
   // 0 where its guard fails, even where the unguarded value's derivative is infinite.
+  // A sum or difference of strong zeros (and literal zeros) is one too, so adding them stays
+  // free downstream (x + 0.0 is x, as simplify has it).
+  auto zero_or_strong = [&](const ir::Atom& x) {
+    return is_strong_zero(x) || (!x.is_var && is_real(x.lit.type) && x.lit.real == 0.0);
+  };
   const bool strong =
       (op.prim == Prim::Mul && (is_strong_zero(op.args[0]) || is_strong_zero(op.args[1]))) ||
-      ((op.prim == Prim::Div || op.prim == Prim::Neg) && is_strong_zero(op.args[0]));
+      ((op.prim == Prim::Div || op.prim == Prim::Neg) && is_strong_zero(op.args[0])) ||
+      ((op.prim == Prim::Add || op.prim == Prim::Sub) &&
+       (is_strong_zero(op.args[0]) || is_strong_zero(op.args[1])) && zero_or_strong(op.args[0]) &&
+       zero_or_strong(op.args[1]));
   if (strong && is_real(*result_type)) {
     result = *result_type == Scalar::F32 ? Value::f32(0.0f) : Value::f64(0.0);
   }

@@ -10,6 +10,7 @@
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
 #include "opt/iverson.h"
+#include "opt/static_cost.h"
 #include "opt/substitute.h"
 
 namespace cot::opt {
@@ -130,6 +131,7 @@ class PartialEvaluator {
         }
       }
       if (invariant_sum(s, *r, facts, out)) return;
+      if (one_hot_sum(s, *r, out)) return;
     }
     out.push_back(std::move(s));
   }
@@ -226,6 +228,85 @@ class PartialEvaluator {
     }
     out.push_back(
         ir::Stmt{s.results, ir::GuardOp{Pred::conj(std::move(nonempty)), std::move(body)}, s.span});
+    return true;
+  }
+
+  // sum i: E. { S; c = i == a; if c then {B} else {0.0} } -> if 0 <= a < E then {S; B}[i := a]
+  // else 0.0: one term is not zero (reverse mode's contribution to one element of a vector
+  // that a loop updates with `if i == t`). The other terms are plain zeros, so the sum is an
+  // ordinary 0 where a is out of range; the statements S run once, at i = a, instead of at every
+  // i (dropping their evaluations elsewhere, whose values nothing used).
+  bool one_hot_sum(ir::Stmt& s, ir::ReduceOp& r, std::vector<ir::Stmt>& out) {
+    if (r.kind != ir::ReduceKind::Sum || r.ivars.size() != 1 || r.body.results.size() != 1 ||
+        s.results.size() != 1 || r.body.stmts.size() < 2) {
+      return false;
+    }
+    const Type t = f_.type_of(s.results[0]);  // a copy: new_var below grows the table
+    if (!t.is_scalar() || !is_real(t.elem)) return false;
+    const ir::VarId i = r.ivars[0].var;
+    const ir::Stmt& last = r.body.stmts.back();
+    const auto* choice = last.as<ir::IfOp>();
+    if (choice == nullptr || last.results.size() != 1 || !r.body.results[0].is_var ||
+        r.body.results[0].var != last.results[0] || !choice->cond.is_var) {
+      return false;
+    }
+    const ir::Block& other = choice->else_branch;
+    if (!other.stmts.empty() || other.results.size() != 1 || !is_zero_literal(other.results[0])) {
+      return false;
+    }
+    // The condition: i == a (either order), a not depending on i, bound in the body by the
+    // statement just before the if.
+    const ir::Stmt& cs = r.body.stmts[r.body.stmts.size() - 2];
+    const auto* eq = cs.as<ir::PrimOp>();
+    if (eq == nullptr || eq->prim != Prim::Eq || cs.results.size() != 1 ||
+        cs.results[0] != choice->cond.var) {
+      return false;
+    }
+    ir::Atom a;
+    if (eq->args[0].is_var && eq->args[0].var == i) {
+      a = eq->args[1];
+    } else if (eq->args[1].is_var && eq->args[1].var == i) {
+      a = eq->args[0];
+    } else {
+      return false;
+    }
+    if ((a.is_var && a.var == i) || (!a.is_var && a.lit.type != Scalar::I64)) return false;
+    if (a.is_var) {
+      std::unordered_set<ir::VarId> bound;
+      for (const auto& st : r.body.stmts) bound.insert(st.results.begin(), st.results.end());
+      if (bound.count(a.var) != 0 || f_.type_of(a.var) != Type::scalar(Scalar::I64)) return false;
+    }
+    // The condition is read only by the if.
+    bool other_use = false;
+    for (size_t k = 0; k + 2 < r.body.stmts.size(); ++k) {
+      for (ir::VarId v : stmt_uses(r.body.stmts[k])) other_use = other_use || v == cs.results[0];
+    }
+    ir::for_each_use(choice->then_branch,
+                     [&](ir::VarId v) { other_use = other_use || v == cs.results[0]; });
+    if (other_use || !fire("a sum of a one-hot if is left")) return false;
+    // ok = a >= 0 && a < E
+    const ir::VarId extent = f_.new_var("extent", Type::scalar(Scalar::I64));
+    out.push_back(ir::Stmt{{extent}, ir::SizeOp{r.ivars[0].extent}, s.span});
+    const ir::VarId lo = f_.new_var("in_range", Type::scalar(Scalar::Bool));
+    out.push_back(ir::Stmt{{lo}, ir::PrimOp{Prim::Ge, {a, ir::Atom::i64(0)}}, s.span});
+    const ir::VarId hi = f_.new_var("in_range", Type::scalar(Scalar::Bool));
+    out.push_back(ir::Stmt{{hi}, ir::PrimOp{Prim::Lt, {a, ir::Atom::of(extent)}}, s.span});
+    const ir::VarId ok = f_.new_var("in_range", Type::scalar(Scalar::Bool));
+    out.push_back(
+        ir::Stmt{{ok}, ir::PrimOp{Prim::And, {ir::Atom::of(lo), ir::Atom::of(hi)}}, s.span});
+    // The term at i = a: S and B with i replaced.
+    ir::Block term;
+    for (size_t k = 0; k + 2 < r.body.stmts.size(); ++k) term.stmts.push_back(r.body.stmts[k]);
+    for (const auto& st : choice->then_branch.stmts) term.stmts.push_back(st);
+    term.results = choice->then_branch.results;
+    ad::CloneMap map;
+    map.atoms[i] = a;
+    map.affine[i] = a.is_var ? Affine::var(a.var) : Affine::constant(a.lit.integer);
+    ir::IfOp pick;
+    pick.cond = ir::Atom::of(ok);
+    pick.then_branch = ad::clone_block(f_, term, f_, map);
+    pick.else_branch.results.push_back(ir::Atom::real(0.0, t.elem));
+    out.push_back(ir::Stmt{s.results, std::move(pick), s.span});
     return true;
   }
 

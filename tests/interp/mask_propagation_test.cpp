@@ -1,8 +1,8 @@
 // Mask propagation (language.md §5.6, papers/000 §5.4): a product with a strong zero, a strong
-// zero divided by anything and its negation are strong zeros, 0 even where the other operand
-// is infinite or NaN; an ordinary zero is not strong. The derivative of a guarded value is then
-// 0 where the guard fails at every optimization level (the optimizer's sinking of a value under
-// its guard and the reference agree).
+// zero divided by anything, its negation and sums of strong zeros are strong zeros, 0 even where
+// the other operand is infinite or NaN; an ordinary zero is not strong. The derivative of a guarded
+// value is then 0 where the guard fails at every optimization level (the optimizer's sinking of a
+// value under its guard and the reference agree).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,12 +15,12 @@ namespace cotangent {
 namespace {
 
 const char* kSource = R"(
-def products(x: f64, p: bool) -> (f64, f64, f64, f64, f64, f64) {
+def products(x: f64, p: bool) -> (f64, f64, f64, f64, f64, f64, f64) {
   let z = [p] * x
   let inf = 1.0 / 0.0
   let nan = inf - inf
   let zero = 0.0 * x
-  (z * inf, nan * z, z / 0.0, -z, zero * inf, z * 2.0 + 1.0)
+  (z * inf, nan * z, z / 0.0, -z, zero * inf, z * 2.0 + 1.0, (z + z - 0.0) * inf)
 }
 def guarded_log(x: f64[n], p: f64) -> f64 {
   let a = log(x[0]) * sum i. x[i]
@@ -48,13 +48,14 @@ TEST(InterpMaskPropagation, products_with_a_strong_zero_are_strong_zeros) {
     auto off = m.evaluate("products", {Value::f64(3.0), Value::boolean(false)});
     ASSERT_TRUE(off.ok()) << off.message();
     const auto z = leaves(off.value());
-    ASSERT_EQ(z.size(), 6u);
+    ASSERT_EQ(z.size(), 7u);
     EXPECT_EQ(z[0], 0.0) << "opt " << opt;  // strong zero * inf
     EXPECT_EQ(z[1], 0.0) << "opt " << opt;  // NaN * strong zero
     EXPECT_EQ(z[2], 0.0) << "opt " << opt;  // strong zero / 0
     EXPECT_EQ(z[3], 0.0) << "opt " << opt;
     EXPECT_TRUE(std::isnan(z[4])) << "opt " << opt;  // an ordinary zero is not strong
     EXPECT_EQ(z[5], 1.0) << "opt " << opt;
+    EXPECT_EQ(z[6], 0.0) << "opt " << opt;  // sums of strong zeros are strong zeros
     auto on = m.evaluate("products", {Value::f64(3.0), Value::boolean(true)});
     ASSERT_TRUE(on.ok()) << on.message();
     const auto y = leaves(on.value());

@@ -197,8 +197,9 @@ def sz(x: f64[n]) -> f64 {
   EXPECT_TRUE(contains(out, "[false] * ")) << out;
   for (int64_t n : {1, 2, 6}) expect_same_values(p, q, "sz", {ramp(n)});
   EXPECT_EQ(run(p, "sz", {ramp(6)}).ops, 12);  // 5 + 5 additions in the sums, 2 outside
-  // Adding the two strong zeros is free; their sum is an ordinary 0 and adding x[0] costs 1.
-  EXPECT_EQ(run(q, "sz", {ramp(6)}).ops, 1);
+  // Adding the two strong zeros is free, and their sum is one (masks propagate through sums
+  // of strong zeros), so adding x[0] is free too.
+  EXPECT_EQ(run(q, "sz", {ramp(6)}).ops, 0);
 }
 
 // A sum whose body does not read its index variables is the body once, times the count, under
@@ -233,6 +234,28 @@ def inv(x: f64[n], a: f64, b: f64) -> f64 {
   EXPECT_TRUE(contains(out, "if several")) << out;  // n >= 2 is not known
   EXPECT_EQ(run(q, "inv", {ramp(5), Value::f64(0.75), Value::f64(-1.5)}).ops,
             (1 + 1) + (1 + 1) + (1 + 1) + 2);
+}
+
+// A sum of a one-hot if (reverse mode's contribution to one element of a vector a loop updates
+// with `if i == t`) is its term at i = k when k is in range, else an ordinary 0.
+TEST(OptPartialEval, sums_of_one_hot_ifs) {
+  ir::Program p = compile(R"(
+def oh(x: f64[n], k: i64) -> f64 {
+  sum i. { let e = exp(x[i]); if i == k then e * x[i] else 0.0 }
+}
+)");
+  ir::Program q = pe(p, "oh");
+  const std::string out = printed(q, "oh");
+  EXPECT_FALSE(contains(out, "sum")) << out;
+  EXPECT_TRUE(contains(out, "x[k]")) << out;
+  for (int64_t n : {0, 1, 4}) {
+    for (int64_t k : {-1, 0, 2, 4}) expect_same_values(p, q, "oh", {ramp(n), Value::i64(k)});
+  }
+  // Before: n exps, n products where i == k (one), n - 1 additions; after: one exp and one
+  // product.
+  EXPECT_EQ(run(p, "oh", {ramp(4), Value::i64(2)}).ops, 4 + 1 + 3);
+  EXPECT_EQ(run(q, "oh", {ramp(4), Value::i64(2)}).ops, 2);
+  EXPECT_EQ(run(q, "oh", {ramp(4), Value::i64(7)}).ops, 0);
 }
 
 }  // namespace
