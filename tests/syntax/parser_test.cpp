@@ -656,10 +656,10 @@ TEST(Parser, Prelude) {
   for (const ast::FnDef& d : p->module.defs) {
     if (d.name == "logsumexp") {
       EXPECT_EQ(ast::dump(d),
-                "(def logsumexp ((x (f64 n))) f64 (block (let shift (call stop_gradient (max (i) "
-                "(index x i)))) (if (|| (== shift (- (/ 1.0 0.0))) (== shift (/ 1.0 0.0))) (max "
-                "(i) (index x i)) (+ shift (call log (sum (i) (call exp (- (index x i) "
-                "shift))))))))");
+                "(def logsumexp ((x (f64 n))) f64 (block (let top (call stop_gradient (max (i) "
+                "(index x i)))) (let shift (if (|| (== top (- (/ 1.0 0.0))) (== top (/ 1.0 "
+                "0.0))) 0.0 top)) (+ shift (call log (sum (i) (call exp (- (index x i) "
+                "shift)))))))");
     }
   }
 }
