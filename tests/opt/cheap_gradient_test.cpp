@@ -18,10 +18,16 @@ namespace cotangent::corpus {
 namespace {
 
 // Functions whose gradient is not yet within the bound after the optimizer, each with the
-// reason (none today: every function of the corpus holds it). The test fails when a listed one
-// starts to hold (remove it here) and when any other function breaks the bound.
+// reason. The test fails when a listed one starts to hold (remove it here) and when any other
+// function breaks the bound. Issue 4 stays open until this list is empty.
 const std::map<std::string, std::string>& known_over_bound() {
-  static const std::map<std::string, std::string> kKnown = {};
+  static const std::map<std::string, std::string> kKnown = {
+      // Each tangent's contribution reruns a loop nested in a sum (the forward sweep and its
+      // reverse), once per tangent: ratio 5.2 to 6.0, constant in n.
+      {"opt/probes_findings:loop_in_sum", "a loop in a sum rerun per tangent"},
+      {"opt/probes_findings:loop_in_sum_scalar", "a loop in a sum rerun per tangent"},
+      {"opt/probes_recurrences:horner_each", "a loop in a sum rerun per tangent"},
+  };
   return kKnown;
 }
 
