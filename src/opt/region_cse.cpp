@@ -150,30 +150,6 @@ std::optional<std::vector<Pred>> not_strong_zero_when(
   return conds;
 }
 
-// The statements of `body` before q that statement q reads, transitively, in order; nullopt
-// when one of them costs (H would compute it again) or is a loop. `uses` gets every variable
-// the slice and statement q read from outside it.
-std::optional<std::vector<size_t>> slice_of(const ir::Function& f, const Block& body, size_t q,
-                                            std::unordered_set<VarId>& uses) {
-  auto fu = free_uses(body.stmts[q]);
-  std::unordered_set<VarId> need(fu.begin(), fu.end());
-  std::vector<size_t> out;
-  for (size_t k = q; k-- > 0;) {
-    const Stmt& s = body.stmts[k];
-    if (std::none_of(s.results.begin(), s.results.end(),
-                     [&](VarId v) { return need.count(v) > 0; })) {
-      continue;
-    }
-    if (!is_cost_free(f, s) || s.as<ir::LoopOp>() != nullptr) return std::nullopt;
-    out.push_back(k);
-    for (VarId v : s.results) need.erase(v);
-    for (VarId v : free_uses(s)) need.insert(v);
-  }
-  std::reverse(out.begin(), out.end());
-  uses = std::move(need);
-  return out;
-}
-
 // The statements of `body` before `end` that produce `need` (variables bound there),
 // transitively, in order; nullopt when one costs or is a loop. `need` keeps what they read from
 // outside `body`.
@@ -193,6 +169,16 @@ std::optional<std::vector<size_t>> producers(const ir::Function& f, const Block&
   }
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+// The statements of `body` before q that statement q reads, transitively, in order; nullopt
+// when one of them costs (H would compute it again) or is a loop. `uses` gets every variable
+// the slice and statement q read from outside it.
+std::optional<std::vector<size_t>> slice_of(const ir::Function& f, const Block& body, size_t q,
+                                            std::unordered_set<VarId>& uses) {
+  auto fu = free_uses(body.stmts[q]);
+  uses = std::unordered_set<VarId>(fu.begin(), fu.end());
+  return producers(f, body, q, uses);
 }
 
 // The slice of statement q with q itself, as a block yielding q's value.

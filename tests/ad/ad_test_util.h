@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "check/checker.h"
+#include "cotangent/cotangent.h"
 #include "ir/ir.h"
 #include "syntax/parser.h"
 
@@ -24,6 +25,16 @@ namespace cot::ad_test {
 // ρ(x, y) = |x − y| / max(1, |x| + |y|).
 inline double rho(double x, double y) {
   return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
+}
+
+// `source` loaded as a module at optimization level `opt` (0: as written, the reference; 2:
+// optimized); a load error fails the test.
+inline cotangent::Module load_module(const char* source, const char* name, int opt) {
+  cotangent::LoadOptions o;
+  o.opt_level = opt;
+  auto m = cotangent::Module::from_string(source, name, o);
+  EXPECT_TRUE(m.ok()) << m.message();
+  return std::move(m.value());
 }
 
 // Parses and checks `src` (with the prelude, as cotangent::Module does, unless told not to);

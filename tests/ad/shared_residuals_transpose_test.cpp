@@ -49,11 +49,7 @@ def one_guarded_read(x: f64[n]) -> f64 { sum i. [i + 1 < n] * exp(x[i]) * exp(x[
 )";
 
 Module load(int opt) {
-  LoadOptions o;
-  o.opt_level = opt;
-  auto m = Module::from_string(kSource, "residuals.cot", o);
-  EXPECT_TRUE(m.ok()) << m.message();
-  return std::move(m.value());
+  return cot::ad_test::load_module(kSource, "residuals.cot", opt);
 }
 
 Value vec(std::vector<double> xs, std::vector<int64_t> shape = {}) {

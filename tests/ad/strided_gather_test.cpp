@@ -37,11 +37,7 @@ def twice(h: f64[n]) -> f64 {
 )";
 
 Module load(int opt) {
-  LoadOptions o;
-  o.opt_level = opt;
-  auto m = Module::from_string(kSource, "strided.cot", o);
-  EXPECT_TRUE(m.ok()) << m.message();
-  return std::move(m.value());
+  return cot::ad_test::load_module(kSource, "strided.cot", opt);
 }
 
 Value ramp(int64_t n, double scale) {

@@ -27,11 +27,7 @@ def f(x: f64[n], a: f64) -> f64 {
 )";
 
 Module load(int opt) {
-  LoadOptions o;
-  o.opt_level = opt;
-  auto m = Module::from_string(kSource, "zero_cotangent.cot", o);
-  EXPECT_TRUE(m.ok()) << m.message();
-  return std::move(m.value());
+  return cot::ad_test::load_module(kSource, "zero_cotangent.cot", opt);
 }
 
 Value vec(const std::vector<double>& xs) {

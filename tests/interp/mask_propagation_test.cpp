@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ad/ad_test_util.h"
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
@@ -29,11 +30,7 @@ def guarded_log(x: f64[n], p: f64) -> f64 {
 )";
 
 Module load(int opt) {
-  LoadOptions o;
-  o.opt_level = opt;
-  auto m = Module::from_string(kSource, "masks.cot", o);
-  EXPECT_TRUE(m.ok()) << m.message();
-  return std::move(m.value());
+  return cot::ad_test::load_module(kSource, "masks.cot", opt);
 }
 
 std::vector<double> leaves(const Value& v) {
