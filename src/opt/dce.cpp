@@ -50,6 +50,7 @@ class Dce {
 
   void block(ir::Block& b) {
     std::vector<bool> drop(b.stmts.size(), false);
+    std::vector<std::vector<ir::Stmt>> before(b.stmts.size());  // statements to insert
     for (size_t k = b.stmts.size(); k-- > 0;) {
       ir::Stmt& s = b.stmts[k];
       if (dead(s)) {
@@ -63,21 +64,24 @@ class Dce {
         }
         continue;
       }
-      trim(s);
+      trim(s, before[k]);
       for_each_region(s, [&](ir::Block& r) { block(r); });
     }
-    if (std::find(drop.begin(), drop.end(), true) == drop.end()) return;
-    size_t out = 0;
+    const bool inserts = std::any_of(before.begin(), before.end(),
+                                     [](const std::vector<ir::Stmt>& v) { return !v.empty(); });
+    if (!inserts && std::find(drop.begin(), drop.end(), true) == drop.end()) return;
+    std::vector<ir::Stmt> out;
+    out.reserve(b.stmts.size());
     for (size_t k = 0; k < b.stmts.size(); ++k) {
-      if (drop[k]) continue;
-      if (out != k) b.stmts[out] = std::move(b.stmts[k]);
-      ++out;
+      for (auto& st : before[k]) out.push_back(std::move(st));
+      if (!drop[k]) out.push_back(std::move(b.stmts[k]));
     }
-    b.stmts.resize(out);
+    b.stmts = std::move(out);
   }
 
-  // Drops unused results of guards and ifs, and dead state of loops that do not save.
-  void trim(ir::Stmt& s) {
+  // Drops unused results of guards and ifs, and dead state of loops that do not save;
+  // statements to put before s go to `before`.
+  void trim(ir::Stmt& s, std::vector<ir::Stmt>& before) {
     if (auto* g = s.as<ir::GuardOp>()) {
       drop_results(s, {&g->body});
     } else if (auto* i = s.as<ir::IfOp>()) {
@@ -85,19 +89,24 @@ class Dce {
     } else if (auto* l = s.as<ir::LoopOp>(); l != nullptr && !l->saves_states) {
       trim_loop(s, *l);
     } else if (l != nullptr) {
-      stop_saving(s, *l);
+      stop_saving(s, *l, before);
     }
   }
 
-  // A saving loop whose count and stacks nothing reads saves for nobody: it becomes a plain
-  // loop (a reverse pass that needed none of its states, such as the loop of a comparison's
-  // operand, whose cotangent is zero). Kept saving while a type or extent still names T.
-  void stop_saving(ir::Stmt& s, ir::LoopOp& l) {
+  // A saving loop whose stacks nothing reads saves for nobody: it becomes a plain loop (a
+  // reverse pass that needed none of its states, such as the loop of a comparison's operand,
+  // whose cotangent is zero, or one whose body's partials do not read the state). When its
+  // count T is read (by the reverse loop), a counted loop's T is max(count, 0), bound before
+  // it, and the loop dies if nothing reads its final state. A while loop whose T is read, and
+  // a loop whose T a type or extent still names, keep saving.
+  void stop_saving(ir::Stmt& s, ir::LoopOp& l, std::vector<ir::Stmt>& before) {
     const size_t n = l.state.size();
-    for (size_t k = n; k < s.results.size(); ++k) {
+    for (size_t k = n + 1; k < s.results.size(); ++k) {
       if (used(s.results[k])) return;
     }
     const VarId t = s.results[n];
+    const bool count_read = used(t);
+    if (count_read && l.is_while) return;
     auto sv = std::find_if(f_.size_vars.begin(), f_.size_vars.end(),
                            [&](const ir::SizeVar& v) { return v.param == -1 && v.var == t; });
     if (sv == f_.size_vars.end()) return;
@@ -108,6 +117,9 @@ class Dce {
       s.results.insert(s.results.end(), saved.begin(), saved.end());
       l.saves_states = true;
       return;
+    }
+    if (count_read) {
+      before.push_back(ir::Stmt{{t}, ir::PrimOp{Prim::Max, {l.count, ir::Atom::i64(0)}}, s.span});
     }
     f_.size_vars.erase(sv);
     changed_ = true;

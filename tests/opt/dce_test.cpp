@@ -192,5 +192,31 @@ TEST(OptDce, SavingLoops) {
   expect_same_values(unused, r, "f", {Value::f64(1.5)});
 }
 
+// A counted saving loop whose stacks nobody reads but whose count the reverse pass reads: the
+// count is max(count, 0), and the loop, its final state unread, goes.
+TEST(OptDce, SavingLoopWhoseCountAloneIsReadGoes) {
+  ir::Program p;
+  p.sources = std::make_shared<SourceManager>();
+  ir::Function f;
+  f.name = "f";
+  ir::Builder b(f);
+  const ir::VarId x = b.param("x", Type::scalar(Scalar::F64));
+  const ir::VarId k = b.param("k", Type::scalar(Scalar::I64));
+  auto l = b.loop_for_saving(
+      {ir::Atom::of(x)}, ir::Atom::of(k), [&](const std::vector<ir::VarId>& s, ir::VarId) {
+        return std::vector<ir::Atom>{
+            ir::Atom::of(b.prim(Prim::Mul, {ir::Atom::of(s[0]), ir::Atom::of(x)}))};
+      });
+  const ir::VarId r = b.prim(Prim::ToF64, {ir::Atom::of(l.count)});
+  b.finish({ir::Atom::of(b.prim(Prim::Mul, {ir::Atom::of(r), ir::Atom::of(x)}))});
+  p.functions.push_back(f);
+  auto q = dce(p, "f");
+  const std::string text = printed(q, "f");
+  EXPECT_EQ(text.find("loop"), std::string::npos) << text;
+  EXPECT_NE(text.find("max(k, 0)"), std::string::npos) << text;
+  for (const auto& sv : q.find("f")->size_vars) EXPECT_NE(sv.param, -1) << sv.name;
+  for (int64_t n : {-2, 0, 3}) expect_same_values(p, q, "f", {Value::f64(1.5), Value::i64(n)});
+}
+
 }  // namespace
 }  // namespace cot
