@@ -72,11 +72,14 @@ std::pair<size_t, int> signature(const Stmt& s) {
   return {s.op.index(), detail};
 }
 
-// Costly single-valued operations whose value can be stored in a tensor and read back.
+// Costly single-valued operations whose value can be stored in a tensor and read back (a plain
+// loop with one state too: a recurrence per point, as Horner's rule per data point).
 bool materializable(const ir::Function& f, const Stmt& s) {
   if (s.results.size() != 1 || f.type_of(s.results[0]).is_tuple) return false;
+  const auto* loop = s.as<ir::LoopOp>();
   if (s.as<ir::PrimOp>() == nullptr && s.as<ir::ReduceOp>() == nullptr &&
-      s.as<ir::GenOp>() == nullptr && s.as<ir::IfOp>() == nullptr) {
+      s.as<ir::GenOp>() == nullptr && s.as<ir::IfOp>() == nullptr &&
+      (loop == nullptr || loop->saves_states)) {
     return false;
   }
   return !is_cost_free(f, s);

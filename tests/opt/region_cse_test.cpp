@@ -317,5 +317,27 @@ def g(t: f64[n], x: f64[n]) -> (f64[n], f64[n]) {
   EXPECT_EQ(run(q, "f", args).ops, 10 + 2 * (10 * 2 - 4));
 }
 
+// A plain loop with one state per point (Horner's rule per data point) is a value like any
+// other: computed once per point, read by both regions.
+TEST(OptRegionCse, RecurrencePerPointIsMaterializedOnce) {
+  auto p = compile(R"(
+def f(x: f64[n], c: f64[4]) -> (f64, f64[n]) {
+  let a = sum i. { let q = loop q = 0.0 for t < 4 { q * x[i] + c[t] }; q * q }
+  let b = for i. 2.0 * (loop q = 0.0 for t < 4 { q * x[i] + c[t] })
+  (a, b)
+})");
+  auto q = share(p, "f");
+  const std::string text = printed(q, "f");
+  EXPECT_EQ(opt_test::count(text, "loop "), 1) << text;
+  const std::vector<double> c = {0.5, -1.0, 2.0, 0.25};
+  for (int64_t n : {0, 1, 5}) expect_same_values(p, q, "f", {vec(ramp(n, 0.3)), vec(c)});
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_same_values(p, q, "f", {vec({inf, std::nan(""), 1.0}), vec(c)});
+  // Per point: the loop (8), q * q and 2 * q; the sum's additions. After: the loop once.
+  const std::vector<Value> args = {vec(ramp(5, 0.3)), vec(c)};
+  EXPECT_EQ(run(p, "f", args).ops, 5 * (8 + 1 + 8 + 1) + 4);
+  EXPECT_EQ(run(q, "f", args).ops, 5 * (8 + 1 + 1) + 4);
+}
+
 }  // namespace
 }  // namespace cot
