@@ -391,23 +391,30 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
         collect_signatures(*body_of(r), later);
       });
     }
+    // Whether the value at q of `body` is one to share: costly, a strong zero only where a read
+    // can say so (under the ranges `around`), computed by a later region (`sigs`), from
+    // cost-free statements, and varying in `vary` (else code motion's business).
+    auto candidate = [&](const Block& body, size_t q, const std::vector<ir::IndexVar>& around,
+                         const std::vector<ir::IndexVar>& vary,
+                         const std::vector<std::pair<size_t, int>>& sigs) {
+      const Stmt& v = body.stmts[q];
+      if (!materializable(f, v) || !not_strong_zero_when(f, v, around)) return false;
+      if (std::find(sigs.begin(), sigs.end(), signature(v)) == sigs.end()) return false;
+      std::unordered_set<VarId> uses;
+      if (!slice_of(f, body, q, uses)) return false;
+      return std::any_of(vary.begin(), vary.end(),
+                         [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; });
+    };
     if (any_region) {
       const Block& body = *body_of(s);
       for (size_t q = 0; q < body.stmts.size(); ++q) {
-        const Stmt& v = body.stmts[q];
-        if (!materializable(f, v) || !not_strong_zero_when(f, v, *iv)) continue;
-        if (std::find(later.begin(), later.end(), signature(v)) == later.end()) continue;
-        std::unordered_set<VarId> uses;
-        if (!slice_of(f, body, q, uses)) continue;
-        if (std::none_of(iv->begin(), iv->end(),
-                         [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
-          continue;  // invariant in R: code motion's business
-        }
-        out.push_back({s.results[0], v.results[0]});
+        if (candidate(body, q, *iv, *iv, later))
+          out.push_back({s.results[0], body.stmts[q].results[0]});
       }
     }
     // Values of a gen or reduce at the top of R's body, per point of both (a row's terms,
-    // exp(t[i] * x[j]) in sum i. log(sum j. ...), that the gathers of the gradient recompute).
+    // exp(t[i] * x[j]) in sum i. log(sum j. ...), that the gathers of the gradient recompute),
+    // also under a guard at the top of its body (a triangle's terms).
     for (const auto& inner : body_of(s)->stmts) {
       const auto* iv2 = ivars_of(inner);
       if (iv2 == nullptr || inner.results.size() != 1) continue;
@@ -424,31 +431,16 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
       if (later2.empty()) continue;
       const Block& ibody = *body_of(inner);
       for (size_t q = 0; q < ibody.stmts.size(); ++q) {
-        const Stmt& v = ibody.stmts[q];
-        if (!materializable(f, v) || !not_strong_zero_when(f, v, both)) continue;
-        if (std::find(later2.begin(), later2.end(), signature(v)) == later2.end()) continue;
-        std::unordered_set<VarId> uses;
-        if (!slice_of(f, ibody, q, uses)) continue;
-        if (std::none_of(iv2->begin(), iv2->end(),
-                         [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
-          continue;  // invariant in the inner region
+        if (candidate(ibody, q, both, *iv2, later2)) {
+          out.push_back({s.results[0], ibody.stmts[q].results[0], inner.results[0]});
         }
-        out.push_back({s.results[0], v.results[0], inner.results[0]});
-      }
-      for (const auto& gs : ibody.stmts) {
-        const auto* g = gs.as<ir::GuardOp>();
-        if (g == nullptr || gs.results.size() != 1) continue;
-        for (size_t q = 0; q < g->body.stmts.size(); ++q) {
-          const Stmt& v = g->body.stmts[q];
-          if (!materializable(f, v) || !not_strong_zero_when(f, v, both)) continue;
-          if (std::find(later2.begin(), later2.end(), signature(v)) == later2.end()) continue;
-          std::unordered_set<VarId> uses;
-          if (!slice_of(f, g->body, q, uses)) continue;
-          if (std::none_of(iv2->begin(), iv2->end(),
-                           [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; })) {
-            continue;
+        const auto* g = ibody.stmts[q].as<ir::GuardOp>();
+        if (g == nullptr || ibody.stmts[q].results.size() != 1) continue;
+        for (size_t r = 0; r < g->body.stmts.size(); ++r) {
+          if (candidate(g->body, r, both, *iv2, later2)) {
+            out.push_back({s.results[0], g->body.stmts[r].results[0], inner.results[0],
+                           ibody.stmts[q].results[0]});
           }
-          out.push_back({s.results[0], v.results[0], inner.results[0], gs.results[0]});
         }
       }
     }
