@@ -449,7 +449,9 @@ bool Machine::run_if(const ir::Stmt& s, const ir::IfOp& op) {
   if (!run_block(branch)) return false;  // only the taken branch runs
   Value scratch;
   for (size_t k = 0; k < s.results.size(); ++k) {
-    frame_->bind(s.results[k], value_of(branch.results[k], scratch));
+    // A strong zero the taken branch yields stays one, as if the branch were inlined.
+    frame_->bind_masked(s.results[k], value_of(branch.results[k], scratch),
+                        mask_of(branch.results[k]));
   }
   return true;
 }

@@ -123,10 +123,11 @@ class PartialEvaluator {
       if (r->kind == ir::ReduceKind::Sum && r->body.results.size() == 1 &&
           is_zero_literal(r->body.results[0])) {
         if (fire("a sum of literal zeros is left")) {
+          // Zeros, ordinary ones (its terms are not strong zeros, nor is it).
           std::vector<Type> types{f_.type_of(s.results[0])};
           ir::Block zeros = zeros_block(f_, types);
-          out.push_back(
-              ir::Stmt{s.results, ir::GuardOp{Pred::falsity(), std::move(zeros)}, s.span});
+          for (auto& st : zeros.stmts) out.push_back(std::move(st));
+          replace(s.results[0], zeros.results[0]);
           return;
         }
       }
@@ -226,8 +227,15 @@ class PartialEvaluator {
       replace(s.results[0], body.results[0]);
       return true;
     }
-    out.push_back(
-        ir::Stmt{s.results, ir::GuardOp{Pred::conj(std::move(nonempty)), std::move(body)}, s.span});
+    // Over an empty range the sum is an ordinary 0 (a factor that is not a strong zero): an
+    // if on the count, not a guard.
+    const ir::VarId runs = f_.new_var("nonempty", Type::scalar(Scalar::Bool));
+    out.push_back(ir::Stmt{{runs}, ir::PrimOp{Prim::Ge, {count, ir::Atom::i64(1)}}, s.span});
+    ir::IfOp when;
+    when.cond = ir::Atom::of(runs);
+    when.then_branch = std::move(body);
+    when.else_branch.results.push_back(ir::Atom::real(0.0, t.elem));
+    out.push_back(ir::Stmt{s.results, std::move(when), s.span});
     return true;
   }
 
