@@ -23,6 +23,12 @@ def products(x: f64, p: bool) -> (f64, f64, f64, f64, f64, f64, f64) {
   let zero = 0.0 * x
   (z * inf, nan * z, z / 0.0, -z, zero * inf, z * 2.0 + 1.0, (z + z - 0.0) * inf)
 }
+def empty_and_if(x: f64[n], a: f64, p: bool, q: bool) -> (f64, f64) {
+  let inf = 1.0 / 0.0
+  let z = [p] * a
+  let y = if q then z else 1.0
+  ((sum i: n. a) * inf, y * inf)
+}
 def guarded_log(x: f64[n], p: f64) -> f64 {
   let a = log(x[0]) * sum i. x[i]
   [p > 0.0] * a + x[1]
@@ -61,6 +67,26 @@ TEST(InterpMaskPropagation, products_with_a_strong_zero_are_strong_zeros) {
     EXPECT_TRUE(std::isinf(y[2])) << "opt " << opt;
     EXPECT_EQ(y[3], -3.0) << "opt " << opt;
     EXPECT_EQ(y[5], 7.0) << "opt " << opt;
+  }
+}
+
+// An empty sum is an ordinary 0 as a factor (optimized into one product or not); an if passes
+// on the strong zero its branch yields.
+TEST(InterpMaskPropagation, empty_sums_are_ordinary_and_ifs_pass_masks_on) {
+  for (int opt : {0, 2}) {
+    Module m = load(opt);
+    auto empty = m.evaluate("empty_and_if", {Value::zeros(DType::F64, {0}), Value::f64(1.0),
+                                             Value::boolean(false), Value::boolean(true)});
+    ASSERT_TRUE(empty.ok()) << empty.message();
+    const auto e = leaves(empty.value());
+    EXPECT_TRUE(std::isnan(e[0])) << "opt " << opt;
+    EXPECT_EQ(e[1], 0.0) << "opt " << opt;
+    auto two = m.evaluate("empty_and_if", {Value::zeros(DType::F64, {2}), Value::f64(1.0),
+                                           Value::boolean(false), Value::boolean(false)});
+    ASSERT_TRUE(two.ok()) << two.message();
+    const auto t = leaves(two.value());
+    EXPECT_TRUE(std::isinf(t[0])) << "opt " << opt;
+    EXPECT_TRUE(std::isinf(t[1])) << "opt " << opt;
   }
 }
 
