@@ -155,8 +155,8 @@ class PartialEvaluator {
       reads = reads || (l != nullptr && l->saves_states);
     }
     if (reads || !fire("a sum whose body does not read its index variables is left")) return false;
-    // count = the product of the extents; the guard: each extent >= 1, unless proved.
-    std::vector<Pred> nonempty;
+    // count = the product of the extents; whether some extent may be 0 (not proved >= 1).
+    bool may_be_empty = false;
     ir::Atom count = ir::Atom::i64(1);
     bool two_or_more = false;  // proved: count >= 2
     for (const auto& iv : r.ivars) {
@@ -172,9 +172,7 @@ class PartialEvaluator {
       if (!ext) ext = Affine::var(e);
       auto ext1 = Affine::add(*ext, Affine::constant(-1));
       auto ext2 = Affine::add(*ext, Affine::constant(-2));
-      if (!ext1 || !fm::implies(facts, *ext1)) {
-        nonempty.push_back(ext1 ? Pred::ge0(*ext1) : Pred::ge0(Affine::var(e)));
-      }
+      may_be_empty = may_be_empty || !ext1 || !fm::implies(facts, *ext1);
       two_or_more = two_or_more || (ext2 && fm::implies(facts, *ext2));
       if (count.is_var || count.lit.integer != 1) {
         const ir::VarId c = f_.new_var("count", Type::scalar(Scalar::I64));
@@ -222,7 +220,7 @@ class PartialEvaluator {
       choice.else_branch.results.push_back(term);
       inner->results[0] = emit(*inner, "scaled", t, std::move(choice));
     }
-    if (nonempty.empty()) {
+    if (!may_be_empty) {
       for (auto& st : body.stmts) out.push_back(std::move(st));
       replace(s.results[0], body.results[0]);
       return true;
