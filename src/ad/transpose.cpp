@@ -636,6 +636,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
   // own level or outer ones only: `h[i + 2 * k]` in `for i. sum k` solves i = j - 2k, which the
   // copy of i's level could not evaluate. Such a variable stays summed (free to the solver),
   // which then solves the inner one: k = (j - i) / 2 where j - i is even.
+  std::vector<ir::VarId> forced;  // kept summed by this rule, over their ranges
   for (std::vector<SummedVar> rest = summed; solved && !solved->empty;) {
     const SolvedVar* inverted = nullptr;
     for (const auto& sv : solved->solved) {
@@ -645,11 +646,12 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
     }
     if (inverted == nullptr) break;
     const ir::VarId outer = inverted->var;
+    forced.push_back(outer);
     std::erase_if(rest, [&](const SummedVar& x) { return x.var == outer; });
     solved = eliminate_sums(rest, eqs);
     if (solved && !solved->empty) {
-      // outer is summed over its range again, in level order among the kept.
-      solved->kept.push_back(outer);
+      // The forced ones are summed over their ranges again, in level order among the kept.
+      solved->kept.insert(solved->kept.end(), forced.begin(), forced.end());
       auto position = [&](ir::VarId x) {
         return std::find_if(summed.begin(), summed.end(),
                             [&](const SummedVar& y) { return y.var == x; }) -

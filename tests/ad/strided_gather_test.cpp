@@ -30,6 +30,10 @@ def stride3(h: f64[n], w: f64[2]) -> f64 {
   let o = for i: n. sum k: 2. [i + 3 * k < n] * w[k] * h[i + 3 * k]
   sum i. o[i] * o[i]
 }
+def two_outer(h: f64[n]) -> f64 {
+  let o = for i: n, l: 2. sum k: 2. [i + l + 2 * k < n] * h[i + l + 2 * k]
+  sum i, l. o[i, l] * o[i, l]
+}
 def twice(h: f64[n]) -> f64 {
   let o = for i: n. sum k: 2. [i + k + k < n] * h[i + k + k]
   sum i. exp(o[i])
@@ -51,7 +55,7 @@ TEST(AdStridedGather, gradients_match_finite_differences_at_both_levels) {
   for (int opt : {0, 2}) {
     Module m = load(opt);
     for (int64_t n : {0, 1, 2, 5, 8}) {
-      for (const char* fn : {"dilated", "causal", "stride3", "twice"}) {
+      for (const char* fn : {"dilated", "causal", "stride3", "two_outer", "twice"}) {
         std::vector<Value> args = {ramp(n, 0.7)};
         if (std::string(fn) == "stride3") args.push_back(ramp(2, -0.4));
         auto g = m.value_and_grad(fn, args);
