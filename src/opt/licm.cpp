@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
+#include "opt/dynamic_sizes.h"
 #include "opt/guard_projection.h"
 #include "opt/static_cost.h"
 #include "opt/substitute.h"
@@ -22,8 +23,10 @@ using ir::Stmt;
 using ir::VarId;
 
 // A saving loop binds its count as a dynamic size that its stacks' types name: it stays where
-// it is. A plain loop (for or while) is a value like any other: invariant, it moves out, under
-// a guard on the region running at least once unless it provably does.
+// it is, as does any statement binding a dynamic size (region-cse's reads of a shared
+// trajectory bind the count of the loop they replace). A plain loop (for or while) is a value like
+// any other: invariant, it moves out, under a guard on the region running at least once unless it
+// provably does.
 bool is_saving_loop(const Stmt& s) {
   const auto* l = s.as<ir::LoopOp>();
   return l != nullptr && l->saves_states;
@@ -154,7 +157,9 @@ Plan plan_hoist(const ir::Function& f, const Region& r) {
   const bool may_guard = r.nonempty.has_value() && r.nonempty->kind != Pred::Kind::False;
   for (size_t k = 0; k < n; ++k) {
     const Stmt& s = body.stmts[k];
-    bool is_variant = is_saving_loop(s) || s.results.empty();
+    bool is_variant = is_saving_loop(s) || s.results.empty() ||
+                      std::any_of(s.results.begin(), s.results.end(),
+                                  [&](VarId v) { return is_dynamic_size(f, v); });
     bool needs_guard = false;
     if (!is_variant) {
       for (VarId v : stmt_uses(s)) {

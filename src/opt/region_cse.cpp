@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "ad/clone.h"
+#include "ir/builder.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
+#include "opt/alpha_equal.h"
 #include "opt/bindings.h"
 #include "opt/cse.h"
 #include "opt/dce.h"
@@ -606,13 +608,245 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
   return h;
 }
 
+// Whether two loops compute the same states: equal once neither saves.
+bool same_loop(const ir::Function& f, const Stmt& a, const Stmt& b) {
+  auto plain = [](const Stmt& s) {
+    Stmt p = s;
+    auto* l = p.as<ir::LoopOp>();
+    if (l->saves_states) {
+      l->saves_states = false;
+      p.results.resize(l->state.size());
+    }
+    return p;
+  };
+  return a.as<ir::LoopOp>() != nullptr && b.as<ir::LoopOp>() != nullptr &&
+         alpha_equal(f, plain(a), plain(b));
+}
+
+// The saving loops in `b` (nested too) that compute what the plain loop `probe` does.
+void saving_copies(const ir::Function& f, const Block& b, const Stmt& probe,
+                   std::vector<VarId>& out) {
+  for (const auto& s : b.stmts) {
+    const auto* l = s.as<ir::LoopOp>();
+    if (l != nullptr && l->saves_states && same_loop(f, probe, s)) out.push_back(s.results[0]);
+    ir::for_each_region(s, [&](const Block& r) { saving_copies(f, r, probe, out); });
+  }
+}
+
+// Reads `stack[e...]` anywhere in b, as `table[at..., e...]` when `rewrite` is set; returns how
+// many there are.
+int read_through(Block& b, VarId stack, VarId table, const std::vector<VarId>& at, bool rewrite) {
+  int n = 0;
+  for (auto& s : b.stmts) {
+    if (auto* r = s.as<ir::IndexOp>(); r != nullptr && r->tensor.is_var && r->tensor.var == stack) {
+      ++n;
+      if (rewrite) {
+        r->tensor = ir::Atom::of(table);
+        std::vector<ir::IndexExpr> idx;
+        for (VarId x : at) idx.push_back(ir::affine_index(Affine::var(x)));
+        r->indices.insert(r->indices.begin(), idx.begin(), idx.end());
+      }
+    }
+    ir::for_each_region(s, [&](Block& r) { n += read_through(r, stack, table, at, rewrite); });
+  }
+  return n;
+}
+
+// f with the plain loop v of candidate c shared with the saving loops that later regions run at
+// the same points (the gathers of a gradient run the loop of a sum's body again to save its
+// states for their reverse pass, and the primal runs it for its final state):
+//      let y = sum i. { ...; loop p = e for t < m { body } }
+//      let g = for j. { ...; let (y2, T, ps) = loop p = e for t < m saving { body }; ... }
+//  ==> let Tn = max(m, 0)
+//      let H = for i. { ...; let (y1, T1, ps1) = loop ... saving { body };
+//                       for k: Tn + 1. if k < T1 then ps1[k] else y1 }
+//      let y = sum i. { ...; H[i, Tn] }
+//      let g = for j. { ...; let T = max(m, 0); let ps = for k: T. H[j, k]; let y2 = H[j, Tn]; ...
+//      }
+// H holds every point's trajectory, the states at the start of each iteration and the final
+// one, so the loop runs once per point instead of once per region. The count must not vary
+// with the point (the table's rows have one length). H runs the loop where R ran it, at the
+// same points, so no op and no error is added; the copies only read.
+std::optional<ir::Function> try_share_trajectory(const ir::Program& program, const ir::Function& f,
+                                                 const Candidate& c) {
+  if (c.inner >= 0 || c.guard >= 0) return std::nullopt;
+  ir::Function g = f;
+  auto [block, a] = find_stmt(g.body, c.region);
+  if (block == nullptr) return std::nullopt;
+  std::vector<ir::IndexVar> ivars;
+  Block slice;
+  {
+    auto at = locate(g, g.body, c);
+    if (!at) return std::nullopt;
+    ivars = at->ivars;
+    slice = std::move(at->chain);
+  }
+  const Stmt& v = slice.stmts.back();
+  const auto* loop = v.as<ir::LoopOp>();
+  if (loop == nullptr || loop->saves_states || loop->is_while || loop->state.size() != 1 ||
+      v.results.size() != 1 || v.results[0] != c.value) {
+    return std::nullopt;
+  }
+  const ir::Atom count = loop->count;
+  if (count.is_var) {
+    // Bound outside R's body: the same for every point.
+    std::unordered_set<VarId> bound;
+    collect_bound(*body_of(block->stmts[a]), bound);
+    for (const auto& iv : ivars) bound.insert(iv.var);
+    if (bound.count(count.var) != 0) return std::nullopt;
+  }
+  struct Found {
+    VarId copy;
+    std::vector<VarId> at;
+  };
+  std::vector<Found> probes;
+  for (size_t k = a + 1; k < block->stmts.size(); ++k) {
+    for_each_index_region(block->stmts[k], [&](Stmt& r, const std::vector<ir::IndexVar>& outer) {
+      for (const auto& at : mappings(ivars, outer, *ivars_of(r))) {
+        ad::CloneMap map;
+        for (size_t i = 0; i < ivars.size(); ++i) map.atoms[ivars[i].var] = ir::Atom::of(at[i]);
+        Block copy = ad::clone_block(g, slice, g, map);
+        probes.push_back({copy.results[0].var, at});
+        Block& body = *body_of(r);
+        body.stmts.insert(body.stmts.begin(), std::make_move_iterator(copy.stmts.begin()),
+                          std::make_move_iterator(copy.stmts.end()));
+      }
+    });
+  }
+  // CSE makes the saving loops read what the copies' slices compute.
+  ir::Function h = eliminate_common_subexpressions(program, g);
+  std::vector<Found> matches;  // the saving loops' final states, with their points
+  for (const auto& p : probes) {
+    auto [pb, pk] = find_stmt(h.body, p.copy);
+    if (pb == nullptr) continue;
+    std::vector<VarId> found;
+    saving_copies(h, *pb, pb->stmts[pk], found);
+    for (VarId y : found) matches.push_back({y, p.at});
+  }
+  if (matches.empty()) return std::nullopt;
+
+  auto located = locate(h, h.body, c);
+  if (!located || located->ivars.size() != ivars.size()) return std::nullopt;
+  const Span span = located->block->stmts[located->q].span;
+  Block chain = std::move(located->chain);
+  const Type state_type = h.type_of(c.value);
+  if (state_type.is_tuple) return std::nullopt;
+
+  ir::Builder bld(h);
+  const std::string tn_name = bld.fresh_size_name("T");
+  VarId tn = -1;
+  VarId hv = -1;
+  Block made = bld.region([&] {
+    tn = bld.named(bld.prim(Prim::Max, {count, ir::Atom::i64(0)}, span), tn_name);
+    h.size_vars.push_back(ir::SizeVar{tn_name, tn, -1, {}, 0});
+    ad::CloneMap map;
+    std::vector<ir::IndexVar> hiv;
+    for (const auto& iv : ivars) {
+      const VarId fresh = bld.index_var(h.vars[static_cast<size_t>(iv.var)].name);
+      hiv.push_back(ir::IndexVar{fresh, iv.extent});
+      map.atoms[iv.var] = ir::Atom::of(fresh);
+    }
+    hv = bld.gen(
+        hiv,
+        [&] {
+          Block body = ad::clone_block(h, chain, h, map);
+          Stmt run = std::move(body.stmts.back());
+          body.stmts.pop_back();
+          for (auto& st : body.stmts) bld.append(std::move(st));
+          // The loop, saving: its final state, count and stack.
+          const std::string t_name = bld.fresh_size_name("T");
+          const VarId t = h.new_var(t_name, Type::scalar(Scalar::I64));
+          h.size_vars.push_back(ir::SizeVar{t_name, t, -1, {}, 0});
+          std::vector<SizeExpr> stack_shape{SizeExpr::var(t_name)};
+          for (const auto& d : state_type.shape) stack_shape.push_back(d);
+          const VarId stack = h.new_var(h.vars[static_cast<size_t>(loop->state[0])].name + "_saved",
+                                        Type::tensor(state_type.elem, std::move(stack_shape)));
+          const VarId last = run.results[0];
+          run.as<ir::LoopOp>()->saves_states = true;
+          run.results = {last, t, stack};
+          bld.append(std::move(run));
+          const VarId k = bld.index_var("k");
+          return ir::Atom::of(bld.gen(
+              {ir::IndexVar{k, SizeExpr::var(tn_name) + SizeExpr::constant(1)}},
+              [&] {
+                const VarId before_end = bld.prim(Prim::Lt, {ir::Atom::of(k), ir::Atom::of(t)});
+                return ir::Atom::of(bld.if_(
+                    ir::Atom::of(before_end),
+                    [&] {
+                      return std::vector<ir::Atom>{ir::Atom::of(
+                          bld.index(ir::Atom::of(stack), {ir::affine_index(Affine::var(k))}))};
+                    },
+                    [&] { return std::vector<ir::Atom>{ir::Atom::of(last)}; })[0]);
+              },
+              span));
+        },
+        span);
+    h.vars[static_cast<size_t>(hv)].name = "trajectory";
+    return std::vector<ir::Atom>{};
+  });
+
+  // Reads of H at the points `at`: the final state, and the whole stack.
+  auto final_read = [&](VarId result, const std::vector<VarId>& at) {
+    ir::IndexOp read{ir::Atom::of(hv), {}};
+    for (VarId x : at) read.indices.push_back(ir::affine_index(Affine::var(x)));
+    read.indices.push_back(ir::affine_index(Affine::var(tn)));
+    return Stmt{{result}, std::move(read), span};
+  };
+  std::vector<VarId> r_at;
+  for (const auto& iv : located->ivars) r_at.push_back(iv.var);
+  located->block->stmts[located->q] = final_read(c.value, r_at);
+  for (const auto& m : matches) {
+    auto [mb, mk] = find_stmt(h.body, m.copy);
+    if (mb == nullptr) return std::nullopt;
+    Stmt saving = std::move(mb->stmts[mk]);
+    const auto& l = *saving.as<ir::LoopOp>();
+    const VarId t = saving.results[1];
+    const VarId stack = saving.results[2];
+    std::vector<Stmt> reads;
+    reads.push_back(Stmt{{t}, ir::PrimOp{Prim::Max, {l.count, ir::Atom::i64(0)}}, saving.span});
+    const auto sv = std::find_if(h.size_vars.begin(), h.size_vars.end(),
+                                 [&](const ir::SizeVar& s) { return s.param == -1 && s.var == t; });
+    if (sv == h.size_vars.end()) return std::nullopt;
+    const VarId k = h.new_var("k", Type::scalar(Scalar::I64));
+    ir::IndexOp row{ir::Atom::of(hv), {}};
+    for (VarId x : m.at) row.indices.push_back(ir::affine_index(Affine::var(x)));
+    row.indices.push_back(ir::affine_index(Affine::var(k)));
+    const VarId elem = h.new_var(h.vars[static_cast<size_t>(stack)].name, state_type);
+    Block copy_body;
+    copy_body.stmts.push_back(Stmt{{elem}, std::move(row), saving.span});
+    copy_body.results.push_back(ir::Atom::of(elem));
+    reads.push_back(
+        Stmt{{stack},
+             ir::GenOp{{ir::IndexVar{k, SizeExpr::var(sv->name)}}, std::move(copy_body)},
+             saving.span});
+    reads.push_back(final_read(saving.results[0], m.at));
+    mb->stmts.erase(mb->stmts.begin() + static_cast<std::ptrdiff_t>(mk));
+    mb->stmts.insert(mb->stmts.begin() + static_cast<std::ptrdiff_t>(mk),
+                     std::make_move_iterator(reads.begin()), std::make_move_iterator(reads.end()));
+    // Where the stack is only read element by element, its elements are read from H (the copy
+    // then dies).
+    if (read_through(h.body, stack, hv, m.at, false) ==
+        ir::use_counts(h)[static_cast<size_t>(stack)]) {
+      read_through(h.body, stack, hv, m.at, true);
+    }
+  }
+  auto [rb, rk] = find_stmt(h.body, c.region);
+  if (rb == nullptr) return std::nullopt;
+  rb->stmts.insert(rb->stmts.begin() + static_cast<std::ptrdiff_t>(rk),
+                   std::make_move_iterator(made.stmts.begin()),
+                   std::make_move_iterator(made.stmts.end()));
+  return h;
+}
+
 // The first candidate of f that can be shared, applied.
 std::optional<ir::Function> share_one(const ir::Program& program, const ir::Function& f,
                                       Candidate* which = nullptr) {
   std::vector<Candidate> cands;
   find_candidates(f, f.body, cands);
   for (const auto& c : cands) {
-    if (auto g = try_share(program, f, c)) {
+    auto g = try_share(program, f, c);
+    if (!g) g = try_share_trajectory(program, f, c);
+    if (g) {
       if (which != nullptr) *which = c;
       return g;
     }

@@ -6,7 +6,6 @@
 // programs from the random generator of the AD tests.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -16,21 +15,6 @@
 
 namespace cotangent::corpus {
 namespace {
-
-// Functions whose gradient is not yet within the bound after the optimizer, each with the
-// reason. The test fails when a listed one starts to hold (remove it here) and when any other
-// function breaks the bound. Issue 4 stays open until this list is empty.
-const std::map<std::string, std::string>& known_over_bound() {
-  static const std::map<std::string, std::string> kKnown = {
-      // Each tangent's contribution runs its own reverse pass of a loop nested in a sum, so
-      // the state's cotangent recurrence is computed once per tangent: ratio 4.3 to 5.0,
-      // constant in n (design.md §8.2).
-      {"opt/probes_findings:loop_in_sum", "a loop in a sum reversed once per tangent"},
-      {"opt/probes_findings:loop_in_sum_scalar", "a loop in a sum reversed once per tangent"},
-      {"opt/probes_recurrences:horner_each", "a loop in a sum reversed once per tangent"},
-  };
-  return kKnown;
-}
 
 LoadOptions optimized() {
   LoadOptions o;
@@ -47,8 +31,7 @@ std::string describe(const Measurement& r) {
 }
 
 // Measures every candidate of `file` at `sizes`; returns how many (function, size) pairs were
-// measured. A function of known_over_bound() must break the bound at some size (else it is
-// fixed and must leave the list); every other function must hold at every size.
+// measured. Every function must hold the bound at every size.
 int check_file(const SourceFile& file, const std::vector<int64_t>& sizes, uint64_t seed) {
   auto m = Module::from_string(file.text, file.name + ".cot", optimized());
   if (!m) {
@@ -57,22 +40,13 @@ int check_file(const SourceFile& file, const std::vector<int64_t>& sizes, uint64
   }
   int measured = 0;
   for (const auto& c : candidates(file.text)) {
-    const std::string key = file.name + ":" + c.fn;
-    const bool known = known_over_bound().count(key) > 0;
-    bool broke = false;
     for (int64_t size : sizes) {
       Measurement r = measure(m.value(), file.name, c, size, seed + static_cast<uint64_t>(size));
       if (!r.measured) continue;  // f itself refuses this random input (e.g. a trip count)
       ++measured;
       EXPECT_TRUE(r.error.empty()) << describe(r);
-      if (known) {
-        broke = broke || !r.holds();
-      } else {
-        EXPECT_TRUE(r.holds()) << describe(r);
-      }
+      EXPECT_TRUE(r.holds()) << describe(r);
     }
-    EXPECT_TRUE(!known || broke) << key << " now holds the bound at every size: remove it from "
-                                 << "known_over_bound()";
   }
   return measured;
 }
