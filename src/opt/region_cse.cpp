@@ -203,6 +203,7 @@ std::vector<std::vector<VarId>> mappings(const std::vector<ir::IndexVar>& from,
                                          const std::vector<ir::IndexVar>& outer,
                                          const std::vector<ir::IndexVar>& own) {
   std::vector<const ir::IndexVar*> to;
+  to.reserve(outer.size() + own.size());
   for (const auto& iv : outer) to.push_back(&iv);
   for (const auto& iv : own) to.push_back(&iv);
   std::vector<std::vector<VarId>> out;
@@ -456,7 +457,8 @@ bool uses_where_holds(const ir::Function& f, const Pred& pred, VarId v) {
   std::vector<Pred> atoms;
   if (!split_conjunction(pred, cs, atoms) || !atoms.empty()) return false;
   bool ok = true;
-  std::function<void(const Block&, IndexFacts)> walk = [&](const Block& b, IndexFacts facts) {
+  std::function<void(const Block&, const IndexFacts&)> walk = [&](const Block& b,
+                                                                  const IndexFacts& facts) {
     for (const auto& s : b.stmts) {
       if (!ok) return;
       bool reads = false;
@@ -643,6 +645,7 @@ int read_through(Block& b, VarId stack, VarId table, const std::vector<VarId>& a
       if (rewrite) {
         r->tensor = ir::Atom::of(table);
         std::vector<ir::IndexExpr> idx;
+        idx.reserve(at.size());
         for (VarId x : at) idx.push_back(ir::affine_index(Affine::var(x)));
         r->indices.insert(r->indices.begin(), idx.begin(), idx.end());
       }
@@ -661,8 +664,8 @@ int read_through(Block& b, VarId stack, VarId table, const std::vector<VarId>& a
 //      let H = for i. { ...; let (y1, T1, ps1) = loop ... saving { body };
 //                       for k: Tn + 1. if k < T1 then ps1[k] else y1 }
 //      let y = sum i. { ...; H[i, Tn] }
-//      let g = for j. { ...; let T = max(m, 0); let ps = for k: T. H[j, k]; let y2 = H[j, Tn]; ...
-//      }
+//      let g = for j. { ...; let T = max(m, 0); let ps = for k: T. H[j, k]
+//                       let y2 = H[j, Tn]; ... }
 // H holds every point's trajectory, the states at the start of each iteration and the final
 // one, so the loop runs once per point instead of once per region. The count must not vary
 // with the point (the table's rows have one length). H runs the loop where R ran it, at the

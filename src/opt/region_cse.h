@@ -34,6 +34,17 @@
 // [extent >= 1]. v is never a guard (a strong zero) or a sum whose terms may be strong zeros.
 // The pass repeats until nothing is shared, so chains of costly values are materialized one
 // statement at a time (each new H makes the next statement's dependencies cost-free).
+//
+// A plain loop v whose trip count does not vary with R's points is shared with the *saving*
+// loops that compute the same states in later regions (a gradient's gathers run the loop of a
+// sum's body again to save its states for their reverse pass): H is its trajectory, for each
+// point the states at the start of every iteration and then the final one,
+//      let Tn = max(count, 0)
+//      let H = for I. { slice; let (y, T, ps) = loop ... saving
+//                       for k: Tn + 1. if k < T then ps[k] else y }
+// R reads H[I, Tn]; each saving copy becomes `T = max(count, 0)`, its stack `for k: T. H[J, k]`
+// (or its element reads H[J, e] directly) and its final state H[J, Tn]. The loop runs once per
+// point instead of once per region.
 #pragma once
 
 #include <optional>

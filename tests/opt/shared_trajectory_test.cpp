@@ -162,6 +162,7 @@ TEST(OptSharedTrajectory, values_and_gradients_agree_with_opt_zero) {
 TEST(OptSharedTrajectory, gradient_within_four_times_the_function) {
   Module m = load(2);
   std::vector<double> x;
+  x.reserve(40);
   for (int i = 0; i < 40; ++i) x.push_back(0.05 * i - 1.0);
   const std::vector<Value> args = {vec(x), vec({0.25, -1.0, 3.0, 0.5, 1.5, -2.0})};
   auto f = m.cost("horner", args);
