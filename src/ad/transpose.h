@@ -9,7 +9,9 @@
 // variables the equalities pin, so `x[i + 1]` transposes to a shifted gather with a range
 // guard, `x[2 * i]` to a gather with a parity condition, `A[i, i]` to a diagonal guard.
 // Reads with computed indices transpose to `accum` (a pure scatter-add). Loops transpose to
-// loops that run backwards over the states the primal loop saved.
+// loops that run backwards over the states the primal loop saved; a tensor the body reads at
+// positions that move with the counter (`c[t]`, a scan's xs) gets each step's cotangent saved
+// by the backward loop and scattered once after it, not a dense cotangent carried per step.
 #pragma once
 
 #include <map>

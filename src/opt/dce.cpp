@@ -79,17 +79,16 @@ class Dce {
     b.stmts = std::move(out);
   }
 
-  // Drops unused results of guards and ifs, and dead state of loops that do not save;
-  // statements to put before s go to `before`.
+  // Drops unused results of guards and ifs, and dead state of loops (a saving loop's with its
+  // stack); statements to put before s go to `before`.
   void trim(ir::Stmt& s, std::vector<ir::Stmt>& before) {
     if (auto* g = s.as<ir::GuardOp>()) {
       drop_results(s, {&g->body});
     } else if (auto* i = s.as<ir::IfOp>()) {
       drop_results(s, {&i->then_branch, &i->else_branch});
-    } else if (auto* l = s.as<ir::LoopOp>(); l != nullptr && !l->saves_states) {
+    } else if (auto* l = s.as<ir::LoopOp>()) {
       trim_loop(s, *l);
-    } else if (l != nullptr) {
-      stop_saving(s, *l, before);
+      if (l->saves_states) stop_saving(s, *l, before);
     }
   }
 
@@ -163,10 +162,14 @@ class Dce {
     return need;
   }
 
+  // A state variable is live when its final value or its stack (a saving loop's) is used, or
+  // a live one's update or the condition reads it.
   void trim_loop(ir::Stmt& s, ir::LoopOp& l) {
     const size_t n = l.state.size();
     std::vector<bool> live(n, false);
-    for (size_t k = 0; k < n; ++k) live[k] = used(s.results[k]);
+    for (size_t k = 0; k < n; ++k) {
+      live[k] = used(s.results[k]) || (l.saves_states && used(s.results[n + 1 + k]));
+    }
     if (l.is_while) {
       std::unordered_set<VarId> in_cond;
       ir::for_each_use(l.cond, [&](VarId v) { in_cond.insert(v); });
@@ -187,6 +190,9 @@ class Dce {
     for (size_t k = n; k-- > 0;) {
       if (live[k]) continue;
       const auto at = static_cast<ptrdiff_t>(k);
+      if (l.saves_states) {
+        s.results.erase(s.results.begin() + static_cast<ptrdiff_t>(l.state.size() + 1 + k));
+      }
       unuse(l.init[k]);
       unuse(l.body.results[k]);
       l.init.erase(l.init.begin() + at);
