@@ -14,6 +14,7 @@
 #include "opt/iverson.h"
 #include "opt/let_lift.h"
 #include "opt/licm.h"
+#include "opt/loop_batch.h"
 #include "opt/loop_normalize.h"
 #include "opt/pair_elim.h"
 #include "opt/partial_eval.h"
@@ -46,6 +47,8 @@ const std::vector<Pass>& pipeline_passes() {
        "replace reads of a generator by its body where no work is duplicated"},
       {"iverson", 2, simplify_brackets, iverson_postcondition,
        "merge brackets, eliminate sums over equalities, tighten ranges, drop empty regions"},
+      {"loop-batch", 2, batch_loops, loop_batch_postcondition,
+       "run a loop in a region's body once, with a state per point (vmap of a scan)"},
       {"sink", 2, sink_into_guards, sink_postcondition,
        "move statements used only under a bracket into it"},
       {"unswitch", 2, unswitch_loops, unswitch_postcondition,

@@ -20,17 +20,19 @@ using cot::ad_test::rho;
 
 constexpr double kTol = 1e-12;
 
-// p(x) = sum_t c[t] x^(m-1-t) by Horner's rule, per element; `tri` runs a loop whose trip
-// count depends on the point (no table of one row length: left alone).
+// p(x) = sum_t c[t] x^(m-1-t) by Horner's rule, per element, the last coefficient masked (a
+// guard in the body keeps loop-batch from running the loop over all points at once, which
+// makes the trajectory unnecessary; see loop_batch_test.cpp); `tri` runs a loop whose trip count
+// depends on the point (no table of one row length: left alone).
 const char* kSource = R"(
 def horner(x: f64[n], c: f64[m]) -> f64 {
-  sum i. loop p = 0.0 for t < m { p * x[i] + c[t] }
+  sum i. loop p = 0.0 for t < m { p * x[i] + [t + 1 < m] * c[t] }
 }
 def horner_scalar(x: f64[n], c: f64) -> f64 {
-  sum i. loop p = 0.0 for t < 5 { p * x[i] + c }
+  sum i. loop p = 0.0 for t < 5 { p * x[i] + [t < 4] * c }
 }
 def horner_squared(x: f64[n], c: f64[6]) -> f64 {
-  sum i. { let p = loop p = 0.0 for t < 6 { p * x[i] + c[t] }; p * p }
+  sum i. { let p = loop p = 0.0 for t < 6 { p * x[i] + [t < 5] * c[t] }; p * p }
 }
 def tri(x: f64[n]) -> f64 {
   sum i. loop p = 1.0 for t < i { p * x[i] + x[t] }
@@ -98,14 +100,13 @@ TEST(OptSharedTrajectory, horner_matches_its_closed_form) {
   for (size_t i = 0; i < x.size(); ++i) {
     double p = 0;
     double dp = 0;
-    for (size_t t = 0; t < c.size(); ++t) {
+    // The last coefficient is masked: it adds nothing and has no derivative.
+    for (size_t t = 0; t + 1 < c.size(); ++t) {
       const double power = std::pow(x[i], static_cast<double>(c.size() - 1 - t));
       p += c[t] * power;
       dc[t] += power;
-      if (t + 1 < c.size()) {
-        dp += c[t] * static_cast<double>(c.size() - 1 - t) *
-              std::pow(x[i], static_cast<double>(c.size() - 2 - t));
-      }
+      dp += c[t] * static_cast<double>(c.size() - 1 - t) *
+            std::pow(x[i], static_cast<double>(c.size() - 2 - t));
     }
     value += p;
     expect_close(r.value().grad[0].value.f64_data()[i], dp, "d/dx[" + std::to_string(i) + "]");

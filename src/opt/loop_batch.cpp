@@ -1,0 +1,534 @@
+#include "opt/loop_batch.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "ad/activity.h"
+#include "ad/clone.h"
+#include "ir/builder.h"
+#include "ir/regions.h"
+#include "opt/bindings.h"
+#include "opt/static_cost.h"
+
+namespace cot::opt {
+namespace {
+
+using ir::Block;
+using ir::Stmt;
+using ir::VarId;
+
+// At most this many loops are batched per run of the pass (a guard against a bug looping).
+constexpr int kMaxBatches = 64;
+// How deep `ordinary` follows definitions.
+constexpr int kMaxDepth = 8;
+
+const std::vector<ir::IndexVar>* ivars_of(const Stmt& s) {
+  if (const auto* g = s.as<ir::GenOp>()) return &g->ivars;
+  if (const auto* r = s.as<ir::ReduceOp>()) return &r->ivars;
+  return nullptr;
+}
+
+Block* body_of(Stmt& s) {
+  if (auto* g = s.as<ir::GenOp>()) return &g->body;
+  if (auto* r = s.as<ir::ReduceOp>()) return &r->body;
+  return nullptr;
+}
+
+bool has_guard(const Block& b) {
+  return std::any_of(b.stmts.begin(), b.stmts.end(), [](const Stmt& s) {
+    if (s.as<ir::GuardOp>() != nullptr) return true;
+    bool inner = false;
+    ir::for_each_region(s, [&](const Block& r) { inner = inner || has_guard(r); });
+    return inner;
+  });
+}
+
+// Whether evaluating `b` (under `frames`) provably raises no error: every read in range at
+// affine indices, and nothing else that may fail (integer arithmetic that may overflow, calls,
+// loops, scatters).
+bool cannot_fail(const ir::Function& f, const Block& b, std::vector<ScopeFrame>& frames) {
+  const IndexFacts facts = facts_of(f, frames);
+  for (const auto& s : b.stmts) {
+    if (const auto* r = s.as<ir::IndexOp>()) {
+      const Type t = ir::atom_type(f, r->tensor);
+      for (size_t d = 0; d < r->indices.size(); ++d) {
+        const auto& ix = r->indices[d];
+        if (!ix.is_affine || d >= t.shape.size() ||
+            !facts.proves_in_range(f, ix.affine, t.shape[d])) {
+          return false;
+        }
+      }
+    } else if (const auto* iv = ivars_of(s)) {
+      // The extents (a statement with the same ranges and an empty body), then the body.
+      Stmt ranges = s;
+      if (auto* g = ranges.as<ir::GenOp>()) g->body = Block{};
+      if (auto* red = ranges.as<ir::ReduceOp>()) red->body = Block{};
+      if (s.as<ir::ReduceOp>() != nullptr && !is_real(f.type_of(s.results[0]).elem)) return false;
+      if (may_fail(f, ranges)) return false;
+      ScopeFrame fr;
+      fr.kind = ScopeFrame::Kind::Index;
+      fr.ivars = *iv;
+      frames.push_back(fr);
+      const bool ok = cannot_fail(f, *body_of(const_cast<Stmt&>(s)), frames);
+      frames.pop_back();
+      if (!ok) return false;
+    } else if (const auto* i = s.as<ir::IfOp>()) {
+      if (!cannot_fail(f, i->then_branch, frames) || !cannot_fail(f, i->else_branch, frames)) {
+        return false;
+      }
+    } else if (s.as<ir::GuardOp>() != nullptr || s.as<ir::LoopOp>() != nullptr ||
+               s.as<ir::AccumOp>() != nullptr || s.as<ir::CallOp>() != nullptr || may_fail(f, s)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The statement binding each variable of f.
+void collect_defs(const Block& b, std::unordered_map<VarId, const Stmt*>& defs) {
+  for (const auto& s : b.stmts) {
+    for (VarId r : s.results) defs[r] = &s;
+    ir::for_each_region(s, [&](const Block& r) { collect_defs(r, defs); });
+  }
+}
+
+// Whether an atom's value is certainly not a strong zero (language.md §5.6): a literal, a
+// parameter, a read, a generator, a size, an index or loop variable, or arithmetic on such
+// values. A loop state kept in a tensor loses its mask, so only such states may be batched.
+bool ordinary(const ir::Function& f, const std::unordered_map<VarId, const Stmt*>& defs,
+              const std::unordered_set<VarId>& given, const ir::Atom& a, int depth = 0) {
+  if (!a.is_var || given.count(a.var) != 0) return true;
+  if (std::find(f.params.begin(), f.params.end(), a.var) != f.params.end()) return true;
+  if (!is_real(f.type_of(a.var).elem) || !f.type_of(a.var).is_scalar()) {
+    return !f.type_of(a.var).is_tuple;  // integers, booleans and tensors carry no mask
+  }
+  auto it = defs.find(a.var);
+  if (it == defs.end() || depth > kMaxDepth) return false;
+  const Stmt& s = *it->second;
+  if (s.as<ir::IndexOp>() != nullptr || s.as<ir::SizeOp>() != nullptr) return true;
+  if (const auto* p = s.as<ir::PrimOp>()) {
+    return std::all_of(p->args.begin(), p->args.end(),
+                       [&](const ir::Atom& x) { return ordinary(f, defs, given, x, depth + 1); });
+  }
+  if (const auto* i = s.as<ir::IfOp>()) {
+    const size_t k = static_cast<size_t>(std::find(s.results.begin(), s.results.end(), a.var) -
+                                         s.results.begin());
+    return ordinary(f, defs, given, i->then_branch.results[k], depth + 1) &&
+           ordinary(f, defs, given, i->else_branch.results[k], depth + 1);
+  }
+  return false;
+}
+
+// Where a loop can be batched: R = block->stmts[r], L = the statement l of R's body.
+struct Site {
+  Block* block = nullptr;
+  size_t r = 0;
+  size_t l = 0;
+  std::vector<bool> prelude;        // statements of R's body before L that L reads
+  std::vector<bool> step_prelude;   // those L's body reads (copied into every step)
+  std::vector<size_t> count_chain;  // statements of R's body computing the trip count
+};
+
+// The trip count of a loop in R's body as an affine expression over what is bound outside R,
+// with the statements of the body before `end` that compute it (i64 sums and differences of
+// sizes and constants, as `m - 1`, which cannot overflow: sizes are far below 2^62); nullopt
+// when it is computed otherwise or from values of R's points.
+std::optional<Affine> count_value(const ir::Function& f, const Block& body, size_t end,
+                                  const std::unordered_set<VarId>& inside, const ir::Atom& a,
+                                  std::vector<size_t>& chain, int depth = 0) {
+  constexpr int64_t kSmall = int64_t{1} << 31;
+  if (!a.is_var) {
+    if (a.lit.type != Scalar::I64 || a.lit.integer > kSmall || a.lit.integer < -kSmall) {
+      return std::nullopt;
+    }
+    return Affine::constant(a.lit.integer);
+  }
+  if (inside.count(a.var) == 0) return Affine::var(a.var);
+  if (depth > kMaxDepth) return std::nullopt;
+  for (size_t k = 0; k < end; ++k) {
+    const Stmt& s = body.stmts[k];
+    if (s.results.size() != 1 || s.results[0] != a.var) continue;
+    std::optional<Affine> out;
+    if (const auto* sz = s.as<ir::SizeOp>()) {
+      if (sz->size.as_linear()) out = size_affine(f, sz->size);
+    } else if (const auto* p = s.as<ir::PrimOp>(); p != nullptr &&
+                                                   (p->prim == Prim::Add || p->prim == Prim::Sub) &&
+                                                   p->args.size() == 2) {
+      auto x = count_value(f, body, k, inside, p->args[0], chain, depth + 1);
+      auto y = count_value(f, body, k, inside, p->args[1], chain, depth + 1);
+      if (x && y) out = p->prim == Prim::Add ? Affine::add(*x, *y) : Affine::sub(*x, *y);
+    }
+    if (out) chain.push_back(k);
+    return out;
+  }
+  return std::nullopt;
+}
+
+// The statements of `body` before `end` that produce `need`, transitively.
+std::vector<bool> producers(const Block& body, size_t end, ad::VarSet need) {
+  std::vector<bool> out(end, false);
+  for (size_t k = end; k-- > 0;) {
+    const Stmt& s = body.stmts[k];
+    if (std::none_of(s.results.begin(), s.results.end(),
+                     [&](VarId v) { return need.count(v) != 0; })) {
+      continue;
+    }
+    out[k] = true;
+    for (VarId u : stmt_uses(s)) need.insert(u);
+  }
+  return out;
+}
+
+std::optional<Site> batchable(const ir::Function& f,
+                              const std::unordered_map<VarId, const Stmt*>& defs, Block& block,
+                              size_t r, size_t l, std::vector<ScopeFrame>& frames) {
+  Stmt& rs = block.stmts[r];
+  const Block& body = *body_of(rs);
+  const Stmt& ls = body.stmts[l];
+  const auto* loop = ls.as<ir::LoopOp>();
+  if (loop == nullptr || loop->is_while || loop->saves_states || loop->state.size() != 1 ||
+      ls.results.size() != 1 || f.type_of(loop->state[0]).is_tuple) {
+    return std::nullopt;
+  }
+  std::unordered_set<VarId> inside;
+  collect_bound(rs, inside);
+  for (const auto& iv : *ivars_of(rs)) inside.insert(iv.var);
+  std::vector<size_t> chain;
+  const auto count = count_value(f, body, l, inside, loop->count, chain);
+  if (!count) return std::nullopt;
+  std::sort(chain.begin(), chain.end());
+  chain.erase(std::unique(chain.begin(), chain.end()), chain.end());
+
+  ad::VarSet step_reads = ad::free_vars(loop->body);
+  step_reads.erase(loop->state[0]);
+  step_reads.erase(loop->iter);
+  ad::VarSet all_reads = step_reads;
+  for (const auto& a : loop->init) {
+    if (a.is_var) all_reads.insert(a.var);
+  }
+  Site site{&block, r, l, producers(body, l, all_reads), producers(body, l, step_reads), chain};
+  for (size_t k = 0; k < l; ++k) {
+    if (!site.prelude[k]) continue;
+    const Stmt& s = body.stmts[k];
+    if (s.results.size() != 1 || f.type_of(s.results[0]).is_tuple) return std::nullopt;
+    if (site.step_prelude[k] && !is_cost_free(f, s)) return std::nullopt;
+  }
+  // The batched loop runs every point's prelude first (in the initial state's generator, in
+  // the points' order), then the steps of all points: nothing but the prelude may fail, so the
+  // first error is the one the points in order would raise. No strong zero may reach the state
+  // (a tensor keeps no masks).
+  Block prelude;
+  Block others;  // the rest of R's body
+  for (size_t k = 0; k < body.stmts.size(); ++k) {
+    const bool in_chain = std::find(chain.begin(), chain.end(), k) != chain.end();
+    if (k < l && site.prelude[k]) {
+      prelude.stmts.push_back(body.stmts[k]);
+    } else if (k != l && !in_chain) {
+      others.stmts.push_back(body.stmts[k]);
+    }
+  }
+  if (has_guard(prelude) || has_guard(loop->body) ||
+      (!cannot_fail(f, prelude, frames) && !cannot_fail(f, others, frames))) {
+    return std::nullopt;
+  }
+  // Inside the body: 0 <= t < count.
+  ScopeFrame step;
+  step.kind = ScopeFrame::Kind::Guard;
+  auto last = Affine::sub(*count, Affine::var(loop->iter));
+  if (last) last = Affine::add(*last, Affine::constant(-1));
+  if (!last) return std::nullopt;
+  step.pred = Pred::conj({Pred::ge0(Affine::var(loop->iter)), Pred::ge0(*last)});
+  frames.push_back(step);
+  const bool body_ok = cannot_fail(f, loop->body, frames);
+  frames.pop_back();
+  if (!body_ok) return std::nullopt;
+  std::unordered_set<VarId> given{loop->state[0], loop->iter};
+  for (const auto& iv : *ivars_of(rs)) given.insert(iv.var);
+  if (!ordinary(f, defs, given, loop->init[0]) ||
+      !ordinary(f, defs, given, loop->body.results[0])) {
+    return std::nullopt;
+  }
+  return site;
+}
+
+bool find_site(const ir::Function& f, const std::unordered_map<VarId, const Stmt*>& defs, Block& b,
+               std::vector<ScopeFrame>& frames, Site& out) {
+  for (size_t r = 0; r < b.stmts.size(); ++r) {
+    Stmt& s = b.stmts[r];
+    if (ivars_of(s) != nullptr && s.results.size() == 1) {
+      ScopeFrame fr;
+      fr.kind = ScopeFrame::Kind::Index;
+      fr.ivars = *ivars_of(s);
+      frames.push_back(fr);
+      const Block& body = *body_of(s);
+      for (size_t l = 0; l < body.stmts.size(); ++l) {
+        if (body.stmts[l].as<ir::LoopOp>() == nullptr) continue;
+        if (auto site = batchable(f, defs, b, r, l, frames)) {
+          frames.pop_back();
+          out = std::move(*site);
+          return true;
+        }
+      }
+      frames.pop_back();
+    }
+    bool found = false;
+    for_each_region_frame(s, [&](const ScopeFrame& fr, Block& inner) {
+      if (found) return;
+      frames.push_back(fr);
+      found = find_site(f, defs, inner, frames, out);
+      frames.pop_back();
+    });
+    if (found) return true;
+  }
+  return false;
+}
+
+std::optional<Site> first_site(ir::Function& g) {
+  std::unordered_map<VarId, const Stmt*> defs;
+  collect_defs(g.body, defs);
+  std::vector<ScopeFrame> frames;
+  Site site;
+  if (!find_site(g, defs, g.body, frames, site)) return std::nullopt;
+  return site;
+}
+
+// g with the loop of `site` batched.
+void batch(ir::Function& g, const Site& site) {
+  Stmt& rs = site.block->stmts[site.r];
+  Block& body = *body_of(rs);
+  const std::vector<ir::IndexVar> ivars = *ivars_of(rs);
+  const Stmt loop_stmt = body.stmts[site.l];
+  const auto& loop = *loop_stmt.as<ir::LoopOp>();
+  const Span span = loop_stmt.span;
+
+  // The prelude, whole (for the initial state) and the part every step reads.
+  Block prelude;
+  Block step_prelude;
+  for (size_t k = 0; k < site.l; ++k) {
+    if (site.prelude[k]) prelude.stmts.push_back(body.stmts[k]);
+    if (site.step_prelude[k]) step_prelude.stmts.push_back(body.stmts[k]);
+  }
+  // Statements at the top of the loop body that vary only with the step: read once per step.
+  ad::VarSet per_point(ivars.size());
+  for (const auto& iv : ivars) per_point.insert(iv.var);
+  for (const auto& s : prelude.stmts) per_point.insert(s.results.begin(), s.results.end());
+  per_point.insert(loop.state[0]);
+  Block shared_step;
+  Block point_step;
+  for (const auto& s : loop.body.stmts) {
+    const auto uses = stmt_uses(s);
+    const bool varies =
+        std::any_of(uses.begin(), uses.end(), [&](VarId v) { return per_point.count(v) != 0; });
+    if (varies) {
+      per_point.insert(s.results.begin(), s.results.end());
+      point_step.stmts.push_back(s);
+    } else {
+      shared_step.stmts.push_back(s);
+    }
+  }
+  point_step.results = loop.body.results;
+
+  // Reads at the top of the per-point step of a tensor from outside R, at positions that move
+  // with both the point and the step (A[i, t]): the loop reads a slice of a table of them per
+  // step instead (Xt = X[t]; Xt[i]), so reverse mode scatters each step's slice of the
+  // cotangent (transpose.h's stepped reads) rather than carrying a dense cotangent of A.
+  std::unordered_set<VarId> point_vars(per_point.begin(), per_point.end());
+  ad::VarSet outer_bound;
+  collect_bound(rs, outer_bound);
+  for (const auto& iv : ivars) outer_bound.insert(iv.var);
+  struct Moving {
+    size_t at;  // statement of point_step
+    VarId slice = -1;
+  };
+  std::vector<Moving> moving;
+  for (size_t k = 0; k < point_step.stmts.size(); ++k) {
+    const auto* r = point_step.stmts[k].as<ir::IndexOp>();
+    if (r == nullptr || !r->tensor.is_var || outer_bound.count(r->tensor.var) != 0) continue;
+    bool on_point = false;
+    bool on_step = false;
+    bool affine_only = true;
+    for (const auto& ix : r->indices) {
+      if (!ix.is_affine) affine_only = false;
+      for (const auto& [v, c] : ix.affine.terms()) {
+        (void)c;
+        if (v == loop.iter) on_step = true;
+        const bool is_ivar = std::any_of(ivars.begin(), ivars.end(),
+                                         [&](const ir::IndexVar& iv) { return iv.var == v; });
+        if (is_ivar) on_point = true;
+        if (!is_ivar && v != loop.iter && outer_bound.count(v) != 0) affine_only = false;
+        if (!is_ivar && point_vars.count(v) != 0) affine_only = false;
+      }
+    }
+    if (affine_only && on_point && on_step) moving.push_back({k, -1});
+  }
+
+  const Type state = g.type_of(loop.state[0]);
+  ir::Builder bld(g);
+  auto fresh_ivars = [&](ad::CloneMap& map) {
+    std::vector<ir::IndexVar> out;
+    for (const auto& iv : ivars) {
+      const VarId v = bld.index_var(g.vars[static_cast<size_t>(iv.var)].name);
+      out.push_back(ir::IndexVar{v, iv.extent});
+      map.atoms[iv.var] = ir::Atom::of(v);
+    }
+    return out;
+  };
+  // The trip count, computed before R.
+  Block chain;
+  for (size_t k : site.count_chain) chain.stmts.push_back(body.stmts[k]);
+  ad::CloneMap count_map;
+  ir::Atom count = loop.count;
+  VarId batched = -1;
+  Block made = bld.region([&] {
+    {
+      Block copy = ad::clone_block(g, chain, g, count_map);
+      for (auto& s : copy.stmts) bld.append(std::move(s));
+      if (count.is_var && count_map.atoms.count(count.var) != 0) {
+        count = count_map.atoms.at(count.var);
+      }
+    }
+    if (!moving.empty()) {
+      // T = max(count, 0), the tables' first extent, and per moving read its table.
+      const std::string t_name = bld.fresh_size_name("T");
+      const VarId t = bld.named(bld.prim(Prim::Max, {count, ir::Atom::i64(0)}, span), t_name);
+      g.size_vars.push_back(ir::SizeVar{t_name, t, -1, {}, 0});
+      for (auto& m : moving) {
+        Stmt& read_stmt = point_step.stmts[m.at];
+        const auto read = *read_stmt.as<ir::IndexOp>();
+        ad::CloneMap map;
+        const VarId step = bld.index_var(g.vars[static_cast<size_t>(loop.iter)].name);
+        std::vector<ir::IndexVar> tiv{ir::IndexVar{step, SizeExpr::var(t_name)}};
+        const auto piv = fresh_ivars(map);
+        tiv.insert(tiv.end(), piv.begin(), piv.end());
+        const VarId table = bld.gen(
+            tiv,
+            [&] {
+              std::vector<ir::IndexExpr> at;
+              for (const auto& ix : read.indices) {
+                std::optional<Affine> a = ix.affine;
+                for (const auto& iv : ivars) {
+                  if (a) a = a->substitute(iv.var, Affine::var(map.atoms.at(iv.var).var));
+                }
+                if (a) a = a->substitute(loop.iter, Affine::var(step));
+                if (!a) throw std::logic_error("loop-batch: an index overflows");
+                at.push_back(ir::affine_index(*a));
+              }
+              return ir::Atom::of(bld.index(read.tensor, at, read_stmt.span));
+            },
+            span);
+        // In the loop: the step's slice, and the point's element of it.
+        m.slice = g.new_var(g.vars[static_cast<size_t>(read.tensor.var)].name + "_step", [&] {
+          Type st = g.type_of(table);
+          st.shape.erase(st.shape.begin());
+          return st;
+        }());
+        shared_step.stmts.push_back(
+            Stmt{{m.slice},
+                 ir::IndexOp{ir::Atom::of(table), {ir::affine_index(Affine::var(loop.iter))}},
+                 read_stmt.span});
+        ir::IndexOp element{ir::Atom::of(m.slice), {}};
+        for (const auto& iv : ivars)
+          element.indices.push_back(ir::affine_index(Affine::var(iv.var)));
+        read_stmt.op = std::move(element);
+      }
+    }
+    ad::CloneMap init_map;
+    const auto init_ivars = fresh_ivars(init_map);
+    const VarId init = bld.gen(
+        init_ivars,
+        [&] {
+          Block copy = ad::clone_block(g, prelude, g, init_map);
+          for (auto& s : copy.stmts) bld.append(std::move(s));
+          return init_map.atoms.count(loop.init[0].var) != 0 && loop.init[0].is_var
+                     ? init_map.atoms.at(loop.init[0].var)
+                     : loop.init[0];
+        },
+        span);
+    auto out = bld.loop_for(
+        {ir::Atom::of(init)}, count,
+        [&](const std::vector<VarId>& st, VarId iter) {
+          ad::CloneMap map;
+          map.atoms[loop.iter] = ir::Atom::of(iter);
+          Block shared = ad::clone_block(g, shared_step, g, map);
+          for (auto& s : shared.stmts) bld.append(std::move(s));
+          const auto point_ivars = fresh_ivars(map);
+          const VarId next = bld.gen(
+              point_ivars,
+              [&] {
+                Block pre = ad::clone_block(g, step_prelude, g, map);
+                for (auto& s : pre.stmts) bld.append(std::move(s));
+                std::vector<ir::IndexExpr> at;
+                for (const auto& iv : point_ivars) {
+                  at.push_back(ir::affine_index(Affine::var(iv.var)));
+                }
+                map.atoms[loop.state[0]] = ir::Atom::of(bld.index(ir::Atom::of(st[0]), at, span));
+                Block rest = ad::clone_block(g, point_step, g, map);
+                for (auto& s : rest.stmts) bld.append(std::move(s));
+                return rest.results[0];
+              },
+              span);
+          return std::vector<ir::Atom>{ir::Atom::of(next)};
+        },
+        {g.vars[static_cast<size_t>(loop.state[0])].name},
+        g.vars[static_cast<size_t>(loop.iter)].name, span);
+    batched = out[0];
+    return std::vector<ir::Atom>{};
+  });
+  (void)state;
+
+  // R reads its point's final state.
+  ir::IndexOp read{ir::Atom::of(batched), {}};
+  for (const auto& iv : ivars) read.indices.push_back(ir::affine_index(Affine::var(iv.var)));
+  body.stmts[site.l] = Stmt{{loop_stmt.results[0]}, std::move(read), span};
+  // The prelude statements that only the loop read are dead now (the initial state's
+  // generator computes them).
+  for (size_t k = site.l; k-- > 0;) {
+    if (!site.prelude[k]) continue;
+    std::unordered_set<VarId> live;
+    for (size_t j = k + 1; j < body.stmts.size(); ++j) {
+      for (VarId u : stmt_uses(body.stmts[j])) live.insert(u);
+    }
+    for (const auto& a : body.results) {
+      if (a.is_var) live.insert(a.var);
+    }
+    const auto& res = body.stmts[k].results;
+    if (std::none_of(res.begin(), res.end(), [&](VarId v) { return live.count(v) != 0; })) {
+      body.stmts.erase(body.stmts.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  site.block->stmts.insert(site.block->stmts.begin() + static_cast<std::ptrdiff_t>(site.r),
+                           std::make_move_iterator(made.stmts.begin()),
+                           std::make_move_iterator(made.stmts.end()));
+}
+
+}  // namespace
+
+ir::Function batch_loops(const ir::Program& program, const ir::Function& f) {
+  (void)program;
+  ir::Function g = f;
+  bool changed = false;
+  for (int k = 0; k < kMaxBatches; ++k) {
+    auto site = first_site(g);
+    if (!site) break;
+    batch(g, *site);
+    changed = true;
+  }
+  return changed ? g : f;
+}
+
+std::optional<std::string> loop_batch_postcondition(const ir::Program& program,
+                                                    const ir::Function& f) {
+  (void)program;
+  ir::Function g = f;
+  auto site = first_site(g);
+  if (!site) return std::nullopt;
+  return "a loop at the top of a region's body can still run batched over its points";
+}
+
+}  // namespace cot::opt
