@@ -24,7 +24,7 @@ using ir::Stmt;
 using ir::VarId;
 
 // At most this many loops are batched per run of the pass (a guard against a bug looping).
-constexpr int kMaxBatches = 64;
+constexpr int kMaxBatches = 4096;
 // How deep `ordinary` follows definitions.
 constexpr int kMaxDepth = 8;
 
@@ -213,11 +213,24 @@ std::optional<Site> batchable(const ir::Function& f,
     if (a.is_var) all_reads.insert(a.var);
   }
   Site site{&block, r, l, producers(body, l, all_reads), producers(body, l, step_reads), chain};
+  // What the rest of R's body reads: a costly prelude value it reads too would be computed
+  // twice (in the initial state's generator and in R).
+  std::unordered_set<VarId> read_by_rest;
+  for (size_t k = 0; k < body.stmts.size(); ++k) {
+    if ((k < l && site.prelude[k]) || k == l) continue;
+    for (VarId u : stmt_uses(body.stmts[k])) read_by_rest.insert(u);
+  }
+  for (const auto& a : body.results) {
+    if (a.is_var) read_by_rest.insert(a.var);
+  }
   for (size_t k = 0; k < l; ++k) {
     if (!site.prelude[k]) continue;
     const Stmt& s = body.stmts[k];
     if (s.results.size() != 1 || f.type_of(s.results[0]).is_tuple) return std::nullopt;
-    if (site.step_prelude[k] && !is_cost_free(f, s)) return std::nullopt;
+    const bool cost_free = is_cost_free(f, s);
+    if (!cost_free && (site.step_prelude[k] || read_by_rest.count(s.results[0]) != 0)) {
+      return std::nullopt;
+    }
   }
   // The batched loop runs every point's prelude first (in the initial state's generator, in
   // the points' order), then the steps of all points: nothing but the prelude may fail, so the

@@ -143,7 +143,7 @@ def f(A: f64[n, m], c: f64[m]) -> f64 {
 
 // Loops that stay per point: a trip count that varies with the point, a while loop, a body
 // that may fail (a read not provably in range), a guard in the body (a strong zero in the
-// state), a state that starts as a strong zero, two states.
+// state), a state that starts as a strong zero, two states, a costly initial value read again.
 TEST(OptLoopBatch, LoopsThatMustStayPerPoint) {
   const std::vector<std::string> sources = {
       "def f(x: f64[n]) -> f64 { sum i. loop p = 1.0 for t < i { p * x[i] + x[t] } }",
@@ -159,6 +159,10 @@ TEST(OptLoopBatch, LoopsThatMustStayPerPoint) {
       "}",
       "def f(x: f64[n], c: f64[m]) -> f64 {\n"
       "  sum i. { let (a, b) = loop (a, b) = (x[i], 0.0) for t < m { (a * c[t], b + a) }; b }\n"
+      "}",
+      // A costly initial value the region reads again after the loop (it would run twice).
+      "def f(x: f64[n], c: f64[m]) -> f64 {\n"
+      "  sum i. { let a = exp(x[i]); let y = loop p = a for t < m { p * 0.5 + c[t] }; y * a }\n"
       "}",
   };
   for (const auto& src : sources) {
