@@ -116,6 +116,7 @@ const std::vector<std::optional<ir::Atom>>& Transposer::result_cts(Level& lv, si
   if (auto it = lv.result_cts.find(idx); it != lv.result_cts.end()) return it->second;
   std::vector<std::optional<ir::Atom>> cts;
   const std::vector<ir::VarId> results = lv.stmts[idx].results;
+  cts.reserve(results.size());
   for (ir::VarId r : results) cts.push_back(ct(lv, r));
   return lv.result_cts[idx] = std::move(cts);
 }
@@ -232,10 +233,12 @@ namespace {
 // Calls `emit` for every read of v inside the regions of `st`: the chain of region statements
 // (with the region taken in each and their positions), the reader's position in the innermost
 // block (-1: a result of that block) and its kind (0 whole use, 1 affine read, 2 computed).
+using PathFn = std::function<void(const std::vector<const ir::Stmt*>&, const std::vector<int>&,
+                                  const std::vector<size_t>&, long, int)>;
+
 void find_paths(const ir::Stmt& st, ir::VarId v, std::vector<const ir::Stmt*> stmts,
-                std::vector<int> region, std::vector<size_t> pos,
-                const std::function<void(std::vector<const ir::Stmt*>, std::vector<int>,
-                                         std::vector<size_t>, long, int)>& emit) {
+                const std::vector<int>& region, const std::vector<size_t>& pos,
+                const PathFn& emit) {
   stmts.push_back(&st);
   auto regs = regions_of(st);
   for (size_t r = 0; r < regs.size(); ++r) {
@@ -282,12 +285,12 @@ std::optional<ir::Atom> Transposer::region_contribution(Level& lv, size_t idx, i
   const ir::Stmt& s = lv.stmts[idx];
   std::vector<Path> paths;
   find_paths(s, v, {}, {}, {0},
-             [&](std::vector<const ir::Stmt*> stmts, std::vector<int> region,
-                 std::vector<size_t> pos, long final_pos, int kind) {
+             [&](const std::vector<const ir::Stmt*>& stmts, const std::vector<int>& region,
+                 const std::vector<size_t>& pos, long final_pos, int kind) {
                Path p;
-               p.stmts = std::move(stmts);
-               p.region = std::move(region);
-               p.pos = std::move(pos);
+               p.stmts = stmts;
+               p.region = region;
+               p.pos = pos;
                p.final_pos = final_pos;
                p.kind = static_cast<Path::Kind>(kind);
                paths.push_back(std::move(p));
@@ -360,16 +363,16 @@ const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
   size_t copies = 0;
   for (ir::VarId v : free_vars(body)) {
     if (!tangent_.count(v)) continue;
-    find_paths(
-        s, v, {}, {}, {0},
-        [&](std::vector<const ir::Stmt*> stmts, std::vector<int>, std::vector<size_t>, long, int) {
-          bool inner = false;
-          for (size_t k = 1; k < stmts.size(); ++k) {
-            const auto* iv = ivars_of(*stmts[k]);
-            inner = inner || (iv && !iv->empty());
-          }
-          copies += inner ? 2 : 1;
-        });
+    find_paths(s, v, {}, {}, {0},
+               [&](const std::vector<const ir::Stmt*>& stmts, const std::vector<int>&,
+                   const std::vector<size_t>&, long, int) {
+                 bool inner = false;
+                 for (size_t k = 1; k < stmts.size(); ++k) {
+                   const auto* iv = ivars_of(*stmts[k]);
+                   inner = inner || (iv && !iv->empty());
+                 }
+                 copies += inner ? 2 : 1;
+               });
   }
   if (copies < 2) return nullptr;
 
@@ -450,6 +453,7 @@ const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
   std::sort(shared.begin(), shared.end());
 
   std::vector<ir::IndexExpr> at;
+  at.reserve(ivars.size());
   for (const auto& iv : ivars) at.push_back(ir::affine_index(Affine::var(iv.var)));
   std::map<Where, ir::VarId> table_of;  // the values materialized so far
   // The block computing the value at `w`: at each level, the primal statements it needs (a value
@@ -961,12 +965,14 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
           i->cond, [&] { return then ? inner() : zeros_out(); },
           [&] { return then ? zeros_out() : inner(); });
       std::vector<ir::Atom> out;
+      out.reserve(r.size());
       for (ir::VarId x : r) out.push_back(ir::Atom::of(x));
       return out;
     }
     if (const auto* g = st.as<ir::GuardOp>()) {
       auto r = b_.guard(g->pred, inner);
       std::vector<ir::Atom> out;
+      out.reserve(r.size());
       for (ir::VarId x : r) out.push_back(ir::Atom::of(x));
       return out;
     }

@@ -130,7 +130,7 @@ class Dce {
                        [&](const ir::Stmt& s) { return mentions_sizes(f_, s, {name}); });
   }
 
-  void drop_results(ir::Stmt& s, std::vector<ir::Block*> bodies) {
+  void drop_results(ir::Stmt& s, const std::vector<ir::Block*>& bodies) {
     for (size_t r = s.results.size(); r-- > 0;) {
       if (used(s.results[r])) continue;
       s.results.erase(s.results.begin() + static_cast<ptrdiff_t>(r));

@@ -368,8 +368,8 @@ void batch(ir::Function& g, const Site& site) {
     bool affine_only = true;
     for (const auto& ix : r->indices) {
       if (!ix.is_affine) affine_only = false;
-      for (const auto& [v, c] : ix.affine.terms()) {
-        (void)c;
+      for (const auto& term : ix.affine.terms()) {
+        const VarId v = term.first;
         if (v == loop.iter) on_step = true;
         const bool is_ivar = std::any_of(ivars.begin(), ivars.end(),
                                          [&](const ir::IndexVar& iv) { return iv.var == v; });
@@ -477,6 +477,7 @@ void batch(ir::Function& g, const Site& site) {
                 Block pre = ad::clone_block(g, step_prelude, g, map);
                 for (auto& s : pre.stmts) bld.append(std::move(s));
                 std::vector<ir::IndexExpr> at;
+                at.reserve(point_ivars.size());
                 for (const auto& iv : point_ivars) {
                   at.push_back(ir::affine_index(Affine::var(iv.var)));
                 }
