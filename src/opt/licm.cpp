@@ -46,7 +46,26 @@ struct Region {
   std::vector<VarId> indices;
   std::vector<Affine> ranges;
   bool affine_ranges = true;
+  // What holds where the region statement is (and where a hoisted statement would run).
+  IndexFacts outside;
 };
+
+// Whether the statement may fail where `facts` hold: a read whose affine indices are provably
+// in range cannot (a read moved out of a region that may run zero times then needs no guard).
+bool may_fail_at(const ir::Function& f, const Stmt& s, const IndexFacts& facts) {
+  if (const auto* r = s.as<ir::IndexOp>()) {
+    const Type t = ir::atom_type(f, r->tensor);
+    for (size_t d = 0; d < r->indices.size(); ++d) {
+      const auto& ix = r->indices[d];
+      if (!ix.is_affine || d >= t.shape.size() ||
+          !facts.proves_in_range(f, ix.affine, t.shape[d])) {
+        return true;
+      }
+    }
+    return false;
+  }
+  return may_fail(f, s);
+}
 
 std::optional<Region> region_of(const ir::Function& f, Stmt& s,
                                 const std::vector<ScopeFrame>& frames) {
@@ -57,6 +76,8 @@ std::optional<Region> region_of(const ir::Function& f, Stmt& s,
     return facts->proves(e1);
   };
   Region r;
+  if (!facts) facts = facts_of(f, frames);
+  r.outside = *facts;
   const std::vector<ir::IndexVar>* ivars = nullptr;
   if (auto* g = s.as<ir::GenOp>()) {
     r.body = &g->body;
@@ -169,7 +190,7 @@ Plan plan_hoist(const ir::Function& f, const Region& r) {
       if (!is_variant && mentions_sizes(f, s, dynamic)) is_variant = true;
     }
     if (!is_variant && !needs_guard && !r.runs) {
-      needs_guard = !is_cost_free(f, s) || may_fail(f, s);
+      needs_guard = !is_cost_free(f, s) || may_fail_at(f, s, r.outside);
     }
     if (!is_variant && needs_guard && !may_guard) is_variant = true;
     if (is_variant) {

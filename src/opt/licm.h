@@ -4,8 +4,9 @@
 // While loops, guard bodies and if branches are left alone.
 //
 // A region may run zero times, and then the original computes nothing: a hoisted statement that
-// costs work or can fail (reads, integer arithmetic, conversions to i64, calls, ...) moves out
-// unguarded only when the region's extents (trip count) are constants >= 1. Otherwise such
+// costs work or can fail (reads not provably in range, integer arithmetic, conversions to i64,
+// calls, ...) moves out unguarded only when the region's extents (trip count) are constants
+// >= 1. Otherwise such
 // statements move into one guard [extent >= 1 && ...] over the size variables (the trip count),
 // or stay when an extent is not affine. Statements that are free and cannot fail (comparisons,
 // logic, select, real conversions, tuples) move out as they are. Loops never move.

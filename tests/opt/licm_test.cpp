@@ -64,6 +64,34 @@ def f(a: f64, b: f64) -> f64[3] {
   EXPECT_EQ(run(q, "f", {Value::f64(1.5), Value::f64(-2.0)}).ops, 4);
 }
 
+// A read provably in range cannot fail: it moves out of a region that may run zero times
+// without a guard (so copies of it elsewhere keep one form for CSE). One that may be out of
+// range moves under [extent >= 1].
+TEST(OptLicm, read_in_range_moves_out_without_a_guard) {
+  auto p = opt_test::compile(R"(
+def f(x: f64[n], A: f64[n, m], w: f64[m]) -> f64[n, m] {
+  for i. for k. x[i] * w[k] + A[i, 0]
+})");
+  auto q = hoisted(p, "f");
+  const std::string text = printed(q, "f");
+  // x[i] (in range for i < n) leaves the inner generator as it is; A[i, 0] may be out of
+  // range (m = 0) and moves under [m >= 1].
+  EXPECT_NE(text.find("for i: n. {\n    let t"), std::string::npos) << text;
+  const size_t read = text.find(" = x[i]\n");
+  ASSERT_NE(read, std::string::npos) << text;
+  const size_t line = text.rfind('\n', read);
+  const size_t previous = text.rfind('\n', line - 1);
+  EXPECT_EQ(text.substr(previous, line - previous).find("[m >= 1]"), std::string::npos)
+      << "x[i] is not guarded:\n"
+      << text;
+  EXPECT_NE(text.find("[m >= 1]"), std::string::npos) << text;
+  for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 0}, {3, 4}}) {
+    expect_same_values(
+        p, q, "f",
+        {opt_test::tensor({n}, 0.1), opt_test::tensor({n, m}, 0.3), opt_test::tensor({m}, -0.2)});
+  }
+}
+
 TEST(OptLicm, counted_loop_body_invariant_moves_out) {
   auto p = opt_test::compile(R"(
 def f(x: f64[n], k: i64) -> f64 {
