@@ -3,6 +3,7 @@
 
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -27,6 +28,21 @@ void for_each_region(StmtT& s, Fn&& fn) {
         }
       },
       s.op);
+}
+
+// The index variables and the body of a gen or reduce statement; nullptr for other statements.
+inline const std::vector<IndexVar>* index_vars_of(const Stmt& s) {
+  if (const auto* g = s.as<GenOp>()) return &g->ivars;
+  if (const auto* r = s.as<ReduceOp>()) return &r->ivars;
+  return nullptr;
+}
+inline Block* index_body_of(Stmt& s) {
+  if (auto* g = s.as<GenOp>()) return &g->body;
+  if (auto* r = s.as<ReduceOp>()) return &r->body;
+  return nullptr;
+}
+inline const Block* index_body_of(const Stmt& s) {
+  return index_body_of(const_cast<Stmt&>(s));
 }
 
 }  // namespace cot::ir

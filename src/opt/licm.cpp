@@ -53,17 +53,7 @@ struct Region {
 // Whether the statement may fail where `facts` hold: a read whose affine indices are provably
 // in range cannot (a read moved out of a region that may run zero times then needs no guard).
 bool may_fail_at(const ir::Function& f, const Stmt& s, const IndexFacts& facts) {
-  if (const auto* r = s.as<ir::IndexOp>()) {
-    const Type t = ir::atom_type(f, r->tensor);
-    for (size_t d = 0; d < r->indices.size(); ++d) {
-      const auto& ix = r->indices[d];
-      if (!ix.is_affine || d >= t.shape.size() ||
-          !facts.proves_in_range(f, ix.affine, t.shape[d])) {
-        return true;
-      }
-    }
-    return false;
-  }
+  if (const auto* r = s.as<ir::IndexOp>()) return !read_in_range(f, *r, facts);
   return may_fail(f, s);
 }
 

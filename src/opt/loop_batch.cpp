@@ -28,18 +28,6 @@ constexpr int kMaxBatches = 4096;
 // How deep `ordinary` follows definitions.
 constexpr int kMaxDepth = 8;
 
-const std::vector<ir::IndexVar>* ivars_of(const Stmt& s) {
-  if (const auto* g = s.as<ir::GenOp>()) return &g->ivars;
-  if (const auto* r = s.as<ir::ReduceOp>()) return &r->ivars;
-  return nullptr;
-}
-
-Block* body_of(Stmt& s) {
-  if (auto* g = s.as<ir::GenOp>()) return &g->body;
-  if (auto* r = s.as<ir::ReduceOp>()) return &r->body;
-  return nullptr;
-}
-
 bool has_guard(const Block& b) {
   return std::any_of(b.stmts.begin(), b.stmts.end(), [](const Stmt& s) {
     if (s.as<ir::GuardOp>() != nullptr) return true;
@@ -56,15 +44,8 @@ bool cannot_fail(const ir::Function& f, const Block& b, std::vector<ScopeFrame>&
   const IndexFacts facts = facts_of(f, frames);
   for (const auto& s : b.stmts) {
     if (const auto* r = s.as<ir::IndexOp>()) {
-      const Type t = ir::atom_type(f, r->tensor);
-      for (size_t d = 0; d < r->indices.size(); ++d) {
-        const auto& ix = r->indices[d];
-        if (!ix.is_affine || d >= t.shape.size() ||
-            !facts.proves_in_range(f, ix.affine, t.shape[d])) {
-          return false;
-        }
-      }
-    } else if (const auto* iv = ivars_of(s)) {
+      if (!read_in_range(f, *r, facts)) return false;
+    } else if (const auto* iv = ir::index_vars_of(s)) {
       // The extents (a statement with the same ranges and an empty body), then the body.
       Stmt ranges = s;
       if (auto* g = ranges.as<ir::GenOp>()) g->body = Block{};
@@ -75,7 +56,7 @@ bool cannot_fail(const ir::Function& f, const Block& b, std::vector<ScopeFrame>&
       fr.kind = ScopeFrame::Kind::Index;
       fr.ivars = *iv;
       frames.push_back(fr);
-      const bool ok = cannot_fail(f, *body_of(const_cast<Stmt&>(s)), frames);
+      const bool ok = cannot_fail(f, *ir::index_body_of(s), frames);
       frames.pop_back();
       if (!ok) return false;
     } else if (const auto* i = s.as<ir::IfOp>()) {
@@ -189,7 +170,7 @@ std::optional<Site> batchable(const ir::Function& f,
                               const std::unordered_map<VarId, const Stmt*>& defs, Block& block,
                               size_t r, size_t l, std::vector<ScopeFrame>& frames) {
   Stmt& rs = block.stmts[r];
-  const Block& body = *body_of(rs);
+  const Block& body = *ir::index_body_of(rs);
   const Stmt& ls = body.stmts[l];
   const auto* loop = ls.as<ir::LoopOp>();
   if (loop == nullptr || loop->is_while || loop->saves_states || loop->state.size() != 1 ||
@@ -198,7 +179,7 @@ std::optional<Site> batchable(const ir::Function& f,
   }
   std::unordered_set<VarId> inside;
   collect_bound(rs, inside);
-  for (const auto& iv : *ivars_of(rs)) inside.insert(iv.var);
+  for (const auto& iv : *ir::index_vars_of(rs)) inside.insert(iv.var);
   std::vector<size_t> chain;
   const auto count = count_value(f, body, l, inside, loop->count, chain);
   if (!count) return std::nullopt;
@@ -262,7 +243,7 @@ std::optional<Site> batchable(const ir::Function& f,
   frames.pop_back();
   if (!body_ok) return std::nullopt;
   std::unordered_set<VarId> given{loop->state[0], loop->iter};
-  for (const auto& iv : *ivars_of(rs)) given.insert(iv.var);
+  for (const auto& iv : *ir::index_vars_of(rs)) given.insert(iv.var);
   if (!ordinary(f, defs, given, loop->init[0]) ||
       !ordinary(f, defs, given, loop->body.results[0])) {
     return std::nullopt;
@@ -274,12 +255,12 @@ bool find_site(const ir::Function& f, const std::unordered_map<VarId, const Stmt
                std::vector<ScopeFrame>& frames, Site& out) {
   for (size_t r = 0; r < b.stmts.size(); ++r) {
     Stmt& s = b.stmts[r];
-    if (ivars_of(s) != nullptr && s.results.size() == 1) {
+    if (ir::index_vars_of(s) != nullptr && s.results.size() == 1) {
       ScopeFrame fr;
       fr.kind = ScopeFrame::Kind::Index;
-      fr.ivars = *ivars_of(s);
+      fr.ivars = *ir::index_vars_of(s);
       frames.push_back(fr);
-      const Block& body = *body_of(s);
+      const Block& body = *ir::index_body_of(s);
       for (size_t l = 0; l < body.stmts.size(); ++l) {
         if (body.stmts[l].as<ir::LoopOp>() == nullptr) continue;
         if (auto site = batchable(f, defs, b, r, l, frames)) {
@@ -314,8 +295,8 @@ std::optional<Site> first_site(ir::Function& g) {
 // g with the loop of `site` batched.
 void batch(ir::Function& g, const Site& site) {
   Stmt& rs = site.block->stmts[site.r];
-  Block& body = *body_of(rs);
-  const std::vector<ir::IndexVar> ivars = *ivars_of(rs);
+  Block& body = *ir::index_body_of(rs);
+  const std::vector<ir::IndexVar> ivars = *ir::index_vars_of(rs);
   const Stmt loop_stmt = body.stmts[site.l];
   const auto& loop = *loop_stmt.as<ir::LoopOp>();
   const Span span = loop_stmt.span;
@@ -397,11 +378,16 @@ void batch(ir::Function& g, const Site& site) {
   for (size_t k : site.count_chain) chain.stmts.push_back(body.stmts[k]);
   ad::CloneMap count_map;
   ir::Atom count = loop.count;
+  // Appends a copy of `src` at the builder's position; returns the copy's results.
+  auto append_copy = [&](const Block& src, ad::CloneMap& map) {
+    Block copy = ad::clone_block(g, src, g, map);
+    for (auto& s : copy.stmts) bld.append(std::move(s));
+    return copy.results;
+  };
   VarId batched = -1;
   Block made = bld.region([&] {
     {
-      Block copy = ad::clone_block(g, chain, g, count_map);
-      for (auto& s : copy.stmts) bld.append(std::move(s));
+      append_copy(chain, count_map);
       if (count.is_var && count_map.atoms.count(count.var) != 0) {
         count = count_map.atoms.at(count.var);
       }
@@ -456,8 +442,7 @@ void batch(ir::Function& g, const Site& site) {
     const VarId init = bld.gen(
         init_ivars,
         [&] {
-          Block copy = ad::clone_block(g, prelude, g, init_map);
-          for (auto& s : copy.stmts) bld.append(std::move(s));
+          append_copy(prelude, init_map);
           return init_map.atoms.count(loop.init[0].var) != 0 && loop.init[0].is_var
                      ? init_map.atoms.at(loop.init[0].var)
                      : loop.init[0];
@@ -468,23 +453,20 @@ void batch(ir::Function& g, const Site& site) {
         [&](const std::vector<VarId>& st, VarId iter) {
           ad::CloneMap map;
           map.atoms[loop.iter] = ir::Atom::of(iter);
-          Block shared = ad::clone_block(g, shared_step, g, map);
-          for (auto& s : shared.stmts) bld.append(std::move(s));
+          append_copy(shared_step, map);
           const auto point_ivars = fresh_ivars(map);
           const VarId next = bld.gen(
               point_ivars,
               [&] {
-                Block pre = ad::clone_block(g, step_prelude, g, map);
-                for (auto& s : pre.stmts) bld.append(std::move(s));
+                append_copy(step_prelude, map);
                 std::vector<ir::IndexExpr> at;
                 at.reserve(point_ivars.size());
                 for (const auto& iv : point_ivars) {
                   at.push_back(ir::affine_index(Affine::var(iv.var)));
                 }
                 map.atoms[loop.state[0]] = ir::Atom::of(bld.index(ir::Atom::of(st[0]), at, span));
-                Block rest = ad::clone_block(g, point_step, g, map);
-                for (auto& s : rest.stmts) bld.append(std::move(s));
-                return rest.results[0];
+                const auto rest = append_copy(point_step, map);
+                return rest[0];
               },
               span);
           return std::vector<ir::Atom>{ir::Atom::of(next)};

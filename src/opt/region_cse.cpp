@@ -35,22 +35,6 @@ constexpr size_t kMaxMappings = 4;
 // At most this many complete assignments are looked at when searching for them.
 constexpr int kMaxLeaves = 64;
 
-const std::vector<ir::IndexVar>* ivars_of(const Stmt& s) {
-  if (const auto* g = s.as<ir::GenOp>()) return &g->ivars;
-  if (const auto* r = s.as<ir::ReduceOp>()) return &r->ivars;
-  return nullptr;
-}
-
-Block* body_of(Stmt& s) {
-  if (auto* g = s.as<ir::GenOp>()) return &g->body;
-  if (auto* r = s.as<ir::ReduceOp>()) return &r->body;
-  return nullptr;
-}
-
-const Block* body_of(const Stmt& s) {
-  return body_of(const_cast<Stmt&>(s));
-}
-
 // The statement binding `v` and its block, anywhere in `b`; {nullptr, 0} when none does.
 std::pair<Block*, size_t> find_stmt(Block& b, VarId v) {
   for (size_t k = 0; k < b.stmts.size(); ++k) {
@@ -241,7 +225,7 @@ std::vector<std::vector<VarId>> mappings(const std::vector<ir::IndexVar>& from,
 void for_each_index_region(
     Stmt& s, std::vector<ir::IndexVar>& outer,
     const std::function<void(Stmt&, const std::vector<ir::IndexVar>&)>& visit) {
-  const auto* own = ivars_of(s);
+  const auto* own = ir::index_vars_of(s);
   if (own != nullptr) outer.insert(outer.end(), own->begin(), own->end());
   ir::for_each_region(s, [&](Block& r) {
     for (Stmt& t : r.stmts) for_each_index_region(t, outer, visit);
@@ -314,20 +298,20 @@ struct Located {
 std::optional<Located> locate(const ir::Function& f, Block& top, const Candidate& c) {
   Located at;
   auto [rblock, ra] = find_stmt(top, c.region);
-  if (rblock == nullptr || ivars_of(rblock->stmts[ra]) == nullptr) return std::nullopt;
+  if (rblock == nullptr || ir::index_vars_of(rblock->stmts[ra]) == nullptr) return std::nullopt;
   at.region = &rblock->stmts[ra];
-  at.ivars = *ivars_of(*at.region);
-  Block& rbody = *body_of(*at.region);
+  at.ivars = *ir::index_vars_of(*at.region);
+  Block& rbody = *ir::index_body_of(*at.region);
   size_t inner_pos = 0;
   if (c.inner >= 0) {
     auto [ib, ia] = find_stmt(rbody, c.inner);
-    if (ib != &rbody || ivars_of(ib->stmts[ia]) == nullptr) return std::nullopt;
+    if (ib != &rbody || ir::index_vars_of(ib->stmts[ia]) == nullptr) return std::nullopt;
     at.inner = &ib->stmts[ia];
     inner_pos = ia;
-    const auto& iv = *ivars_of(*at.inner);
+    const auto& iv = *ir::index_vars_of(*at.inner);
     at.ivars.insert(at.ivars.end(), iv.begin(), iv.end());
   }
-  Block* ibody = at.inner != nullptr ? body_of(*at.inner) : &rbody;
+  Block* ibody = at.inner != nullptr ? ir::index_body_of(*at.inner) : &rbody;
   size_t guard_pos = 0;
   Block* vbody = ibody;
   if (c.guard >= 0) {
@@ -382,16 +366,16 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
   for (size_t a = 0; a < b.stmts.size(); ++a) {
     const Stmt& s = b.stmts[a];
     ir::for_each_region(s, [&](const Block& r) { find_candidates(f, r, out); });
-    const auto* iv = ivars_of(s);
+    const auto* iv = ir::index_vars_of(s);
     if (iv == nullptr || s.results.size() != 1) continue;
     // Later regions over the same ranges, and what they compute.
     bool any_region = false;
     std::vector<std::pair<size_t, int>> later;
     for (size_t k = a + 1; k < b.stmts.size(); ++k) {
       for_each_index_region(b.stmts[k], [&](const Stmt& r, const std::vector<ir::IndexVar>& outer) {
-        if (mappings(*iv, outer, *ivars_of(r)).empty()) return;
+        if (mappings(*iv, outer, *ir::index_vars_of(r)).empty()) return;
         any_region = true;
-        collect_signatures(*body_of(r), later);
+        collect_signatures(*ir::index_body_of(r), later);
       });
     }
     // Whether the value at q of `body` is one to share: costly, a strong zero only where a read
@@ -409,7 +393,7 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
                          [&](const ir::IndexVar& x) { return uses.count(x.var) > 0; });
     };
     if (any_region) {
-      const Block& body = *body_of(s);
+      const Block& body = *ir::index_body_of(s);
       for (size_t q = 0; q < body.stmts.size(); ++q) {
         if (candidate(body, q, *iv, *iv, later))
           out.push_back({s.results[0], body.stmts[q].results[0]});
@@ -418,8 +402,8 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
     // Values of a gen or reduce at the top of R's body, per point of both (a row's terms,
     // exp(t[i] * x[j]) in sum i. log(sum j. ...), that the gathers of the gradient recompute),
     // also under a guard at the top of its body (a triangle's terms).
-    for (const auto& inner : body_of(s)->stmts) {
-      const auto* iv2 = ivars_of(inner);
+    for (const auto& inner : ir::index_body_of(s)->stmts) {
+      const auto* iv2 = ir::index_vars_of(inner);
       if (iv2 == nullptr || inner.results.size() != 1) continue;
       std::vector<ir::IndexVar> both = *iv;
       both.insert(both.end(), iv2->begin(), iv2->end());
@@ -427,12 +411,12 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
       for (size_t k = a + 1; k < b.stmts.size(); ++k) {
         for_each_index_region(b.stmts[k],
                               [&](const Stmt& r, const std::vector<ir::IndexVar>& outer) {
-                                if (mappings(both, outer, *ivars_of(r)).empty()) return;
-                                collect_signatures(*body_of(r), later2);
+                                if (mappings(both, outer, *ir::index_vars_of(r)).empty()) return;
+                                collect_signatures(*ir::index_body_of(r), later2);
                               });
       }
       if (later2.empty()) continue;
-      const Block& ibody = *body_of(inner);
+      const Block& ibody = *ir::index_body_of(inner);
       for (size_t q = 0; q < ibody.stmts.size(); ++q) {
         if (candidate(ibody, q, both, *iv2, later2)) {
           out.push_back({s.results[0], ibody.stmts[q].results[0], inner.results[0]});
@@ -467,7 +451,7 @@ bool uses_where_holds(const ir::Function& f, const Pred& pred, VarId v) {
         for (const auto& c : cs) ok = ok && facts.proves(c);
       }
       IndexFacts inner = facts;
-      if (const auto* iv = ivars_of(s)) {
+      if (const auto* iv = ir::index_vars_of(s)) {
         for (const auto& x : *iv) inner.add_range(f, x.var, x.extent);
       }
       if (const auto* a = s.as<ir::AccumOp>()) {
@@ -491,34 +475,57 @@ struct Probe {
   std::vector<VarId> at;  // the region's index variables, in R's order
 };
 
-// f with candidate c shared; nullopt when no later region computes its value again.
-std::optional<ir::Function> try_share(const ir::Program& program, const ir::Function& f,
-                                      const Candidate& c) {
-  ir::Function g = f;
-  auto [block, a] = find_stmt(g.body, c.region);
-  if (block == nullptr) return std::nullopt;
-  std::vector<ir::IndexVar> ivars;
-  Block slice;
-  {
-    auto at = locate(g, g.body, c);
-    if (!at) return std::nullopt;
-    ivars = at->ivars;
-    slice = std::move(at->chain);
-  }
+// Copies of `slice` (R's value, R = block->stmts[a] over `ivars`) at the top of every later region
+// of the block over the same ranges, one per mapping of R's index variables onto the region's.
+std::vector<Probe> place_probes(ir::Function& g, Block& block, size_t a,
+                                const std::vector<ir::IndexVar>& ivars, const Block& slice) {
   std::vector<Probe> probes;
-  for (size_t k = a + 1; k < block->stmts.size(); ++k) {
-    for_each_index_region(block->stmts[k], [&](Stmt& r, const std::vector<ir::IndexVar>& outer) {
-      for (const auto& at : mappings(ivars, outer, *ivars_of(r))) {
+  for (size_t k = a + 1; k < block.stmts.size(); ++k) {
+    for_each_index_region(block.stmts[k], [&](Stmt& r, const std::vector<ir::IndexVar>& outer) {
+      for (const auto& at : mappings(ivars, outer, *ir::index_vars_of(r))) {
         ad::CloneMap map;
         for (size_t i = 0; i < ivars.size(); ++i) map.atoms[ivars[i].var] = ir::Atom::of(at[i]);
         Block copy = ad::clone_block(g, slice, g, map);
         probes.push_back({copy.results[0].var, at});
-        Block& body = *body_of(r);
+        Block& body = *ir::index_body_of(r);
         body.stmts.insert(body.stmts.begin(), std::make_move_iterator(copy.stmts.begin()),
                           std::make_move_iterator(copy.stmts.end()));
       }
     });
   }
+  return probes;
+}
+
+// R's value of candidate c in g and the chain computing it, with copies of the chain placed at
+// the top of every later region over the same ranges; nullopt when the value cannot be computed
+// from cost-free statements or `accept` refuses the chain (given R's statement).
+struct Probed {
+  std::vector<ir::IndexVar> ivars;
+  Block slice;
+  std::vector<Probe> probes;
+};
+std::optional<Probed> probe(
+    ir::Function& g, const Candidate& c,
+    const std::function<bool(const Block& slice, const Stmt& region,
+                             const std::vector<ir::IndexVar>& ivars)>& accept = nullptr) {
+  auto [block, a] = find_stmt(g.body, c.region);
+  if (block == nullptr) return std::nullopt;
+  auto at = locate(g, g.body, c);
+  if (!at) return std::nullopt;
+  Probed out{at->ivars, std::move(at->chain), {}};
+  if (accept && !accept(out.slice, block->stmts[a], out.ivars)) return std::nullopt;
+  out.probes = place_probes(g, *block, a, out.ivars, out.slice);
+  return out;
+}
+
+// f with candidate c shared; nullopt when no later region computes its value again.
+std::optional<ir::Function> try_share(const ir::Program& program, const ir::Function& f,
+                                      const Candidate& c) {
+  ir::Function g = f;
+  const auto probed = probe(g, c);
+  if (!probed) return std::nullopt;
+  const std::vector<ir::IndexVar>& ivars = probed->ivars;
+  const std::vector<Probe>& probes = probed->probes;
   ir::Function h = eliminate_common_subexpressions(program, g);
   const std::vector<int> uses = ir::use_counts(h);
   std::vector<Probe> used;
@@ -674,51 +681,29 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
                                                  const Candidate& c) {
   if (c.inner >= 0 || c.guard >= 0) return std::nullopt;
   ir::Function g = f;
-  auto [block, a] = find_stmt(g.body, c.region);
-  if (block == nullptr) return std::nullopt;
-  std::vector<ir::IndexVar> ivars;
-  Block slice;
-  {
-    auto at = locate(g, g.body, c);
-    if (!at) return std::nullopt;
-    ivars = at->ivars;
-    slice = std::move(at->chain);
-  }
-  const Stmt& v = slice.stmts.back();
-  const auto* loop = v.as<ir::LoopOp>();
-  if (loop == nullptr || loop->saves_states || loop->is_while || loop->state.size() != 1 ||
-      v.results.size() != 1 || v.results[0] != c.value) {
-    return std::nullopt;
-  }
+  const auto probed =
+      probe(g, c, [&](const Block& slice, const Stmt& region, const std::vector<ir::IndexVar>& iv) {
+        const Stmt& v = slice.stmts.back();
+        const auto* l = v.as<ir::LoopOp>();
+        if (l == nullptr || l->saves_states || l->is_while || l->state.size() != 1 ||
+            v.results.size() != 1 || v.results[0] != c.value) {
+          return false;
+        }
+        if (!l->count.is_var) return true;
+        // Bound outside R's body: the same for every point.
+        std::unordered_set<VarId> bound;
+        collect_bound(*ir::index_body_of(region), bound);
+        for (const auto& x : iv) bound.insert(x.var);
+        return bound.count(l->count.var) == 0;
+      });
+  if (!probed) return std::nullopt;
+  const std::vector<ir::IndexVar>& ivars = probed->ivars;
+  const std::vector<Probe>& probes = probed->probes;
+  const auto* loop = probed->slice.stmts.back().as<ir::LoopOp>();
   const ir::Atom count = loop->count;
-  if (count.is_var) {
-    // Bound outside R's body: the same for every point.
-    std::unordered_set<VarId> bound;
-    collect_bound(*body_of(block->stmts[a]), bound);
-    for (const auto& iv : ivars) bound.insert(iv.var);
-    if (bound.count(count.var) != 0) return std::nullopt;
-  }
-  struct Found {
-    VarId copy;
-    std::vector<VarId> at;
-  };
-  std::vector<Found> probes;
-  for (size_t k = a + 1; k < block->stmts.size(); ++k) {
-    for_each_index_region(block->stmts[k], [&](Stmt& r, const std::vector<ir::IndexVar>& outer) {
-      for (const auto& at : mappings(ivars, outer, *ivars_of(r))) {
-        ad::CloneMap map;
-        for (size_t i = 0; i < ivars.size(); ++i) map.atoms[ivars[i].var] = ir::Atom::of(at[i]);
-        Block copy = ad::clone_block(g, slice, g, map);
-        probes.push_back({copy.results[0].var, at});
-        Block& body = *body_of(r);
-        body.stmts.insert(body.stmts.begin(), std::make_move_iterator(copy.stmts.begin()),
-                          std::make_move_iterator(copy.stmts.end()));
-      }
-    });
-  }
   // CSE makes the saving loops read what the copies' slices compute.
   ir::Function h = eliminate_common_subexpressions(program, g);
-  std::vector<Found> matches;  // the saving loops' final states, with their points
+  std::vector<Probe> matches;  // the saving loops' final states, with their points
   for (const auto& p : probes) {
     auto [pb, pk] = find_stmt(h.body, p.copy);
     if (pb == nullptr) continue;

@@ -347,6 +347,17 @@ void for_each_region_frame(const ir::Stmt& s,
                         [&](const ScopeFrame& fr, ir::Block& b) { visit(fr, b); });
 }
 
+bool read_in_range(const ir::Function& f, const ir::IndexOp& r, const IndexFacts& facts) {
+  const Type t = ir::atom_type(f, r.tensor);
+  for (size_t d = 0; d < r.indices.size(); ++d) {
+    const auto& ix = r.indices[d];
+    if (!ix.is_affine || d >= t.shape.size() || !facts.proves_in_range(f, ix.affine, t.shape[d])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 IndexFacts facts_of(const ir::Function& f, const std::vector<ScopeFrame>& frames) {
   IndexFacts facts;
   facts.add_sizes(f);

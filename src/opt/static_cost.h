@@ -58,6 +58,10 @@ class IndexFacts {
   std::vector<std::pair<ir::VarId, SizeExpr>> ranges_;
 };
 
+// Whether every index of the read is affine and provably in range where `facts` hold (then the
+// read cannot fail).
+bool read_in_range(const ir::Function& f, const ir::IndexOp& r, const IndexFacts& facts);
+
 // The region that opened a block, as the passes see it when they walk the region tree.
 struct ScopeFrame {
   enum class Kind { Body, Index, Guard, IfBranch, ForBody, WhileBody, WhileCond };

@@ -229,24 +229,9 @@ TEST(OptLoopBatch, GradientsAgreeWithOptZero) {
   cotangent::Module m0 = ad_test::load_module(kSmoothing, "smoothing.cot", 0);
   cotangent::Module m2 = ad_test::load_module(kSmoothing, "smoothing.cot", 2);
   auto same = [&](const std::string& fn, const std::vector<Value>& args) {
-    auto a = m0.value_and_grad(fn, args);
-    auto b = m2.value_and_grad(fn, args);
-    ASSERT_TRUE(a.ok() && b.ok()) << fn;
-    std::vector<double> va, vb;
-    opt_test::flatten(a.value().value, va);
-    opt_test::flatten(b.value().value, vb);
-    for (const auto& g : a.value().grad) opt_test::flatten(g.value, va);
-    for (const auto& g : b.value().grad) opt_test::flatten(g.value, vb);
-    ASSERT_EQ(va.size(), vb.size());
-    for (size_t k = 0; k < va.size(); ++k) {
-      if (std::isnan(va[k]) || std::isinf(va[k])) {
-        EXPECT_TRUE(std::isnan(va[k]) ? std::isnan(vb[k]) : va[k] == vb[k]) << fn << " " << k;
-      } else {
-        EXPECT_LE(ad_test::rho(va[k], vb[k]), 1e-12)
-            << fn << " " << k << ": " << va[k] << " vs " << vb[k];
-      }
-    }
+    opt_test::expect_same_value_and_grad(m0, m2, fn, args);
   };
+
   for (auto [n, cols] : std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 0}, {1, 1}, {4, 3}}) {
     same("smooth", {opt_test::tensor({n, cols}, 0.3), opt_test::tensor({cols}, -0.2)});
     same("horner", {opt_test::tensor({n}, 0.3), opt_test::tensor({cols}, -0.2)});

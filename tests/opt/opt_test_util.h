@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ad/ad_test_util.h"
+#include "cotangent/cotangent.h"
 #include "cotangent/value.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
@@ -135,6 +136,28 @@ inline void expect_same_values(const ir::Program& before, const ir::Program& aft
         << printed(after, fn);
   }
   EXPECT_LE(b.ops, a.ops) << "the pass made " << fn << " cost more\n" << printed(after, fn);
+}
+
+// The value and gradient of `fn` in two modules (two optimization levels) agree within ρ ≤ tol
+// (NaN matches NaN, an infinity itself).
+inline void expect_same_value_and_grad(const cotangent::Module& m_a, const cotangent::Module& m_b,
+                                       const std::string& fn,
+                                       const std::vector<cotangent::Value>& args,
+                                       double tol = 1e-12) {
+  auto a = m_a.value_and_grad(fn, args);
+  auto b = m_b.value_and_grad(fn, args);
+  ASSERT_TRUE(a.ok()) << fn << ": " << a.message();
+  ASSERT_TRUE(b.ok()) << fn << ": " << b.message();
+  std::vector<double> va, vb;
+  flatten(a.value().value, va);
+  flatten(b.value().value, vb);
+  for (const auto& g : a.value().grad) flatten(g.value, va);
+  for (const auto& g : b.value().grad) flatten(g.value, vb);
+  ASSERT_EQ(va.size(), vb.size()) << fn;
+  for (size_t k = 0; k < va.size(); ++k) {
+    if ((std::isnan(va[k]) && std::isnan(vb[k])) || va[k] == vb[k]) continue;
+    EXPECT_LE(rho(va[k], vb[k]), tol) << fn << " element " << k << ": " << va[k] << " vs " << vb[k];
+  }
 }
 
 }  // namespace cot::opt_test

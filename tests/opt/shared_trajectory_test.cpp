@@ -12,6 +12,7 @@
 
 #include "ad/ad_test_util.h"
 #include "cotangent/cotangent.h"
+#include "opt/opt_test_util.h"
 
 namespace cotangent {
 namespace {
@@ -43,17 +44,8 @@ Module load(int opt) {
   return cot::ad_test::load_module(kSource, "trajectory.cot", opt);
 }
 
-Value vec(const std::vector<double>& xs) {
-  Value v = Value::zeros(DType::F64, {static_cast<int64_t>(xs.size())});
-  for (size_t k = 0; k < xs.size(); ++k) v.f64_mut()[k] = xs[k];
-  return v;
-}
-
-size_t count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
+using cot::opt_test::count;
+using cot::opt_test::vec;
 
 // Equal within kTol, or both NaN.
 void expect_close(double a, double b, const std::string& what) {
@@ -80,13 +72,13 @@ TEST(OptSharedTrajectory, the_loop_runs_once_per_point) {
     auto text = m.print_derivative(fn, DerivativeKind::ValueAndGrad);
     ASSERT_TRUE(text.ok()) << text.message();
     // One forward loop (saving, into the table) and one reverse pass per gather.
-    EXPECT_EQ(count(text.value(), " saving "), 1u) << fn << "\n" << text.value();
-    EXPECT_EQ(count(text.value(), "let trajectory = for "), 1u) << fn << "\n" << text.value();
+    EXPECT_EQ(count(text.value(), " saving "), 1) << fn << "\n" << text.value();
+    EXPECT_EQ(count(text.value(), "let trajectory = for "), 1) << fn << "\n" << text.value();
   }
   // The trip count of tri's loop varies with the point: nothing is shared.
   auto text = m.print_derivative("tri", DerivativeKind::ValueAndGrad);
   ASSERT_TRUE(text.ok()) << text.message();
-  EXPECT_EQ(count(text.value(), "trajectory"), 0u) << text.value();
+  EXPECT_EQ(count(text.value(), "trajectory"), 0) << text.value();
 }
 
 TEST(OptSharedTrajectory, horner_matches_its_closed_form) {
