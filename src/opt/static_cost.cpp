@@ -172,10 +172,9 @@ bool may_fail(const ir::Function& f, const ir::Stmt& s) {
             default:
               return false;
           }
-        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
-          return true;
-        } else if constexpr (std::is_same_v<T, ir::CallOp> || std::is_same_v<T, ir::LoopOp>) {
-          return true;
+        } else if constexpr (std::is_same_v<T, ir::IndexOp> || std::is_same_v<T, ir::CallOp> ||
+                             std::is_same_v<T, ir::LoopOp>) {
+          return true;  // range checks; a callee's or a loop's body is not looked at
         } else if constexpr (std::is_same_v<T, ir::GenOp>) {
           for (const auto& iv : o.ivars) {
             if (size_may_fail(iv.extent)) return true;
