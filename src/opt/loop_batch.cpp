@@ -362,7 +362,6 @@ void batch(ir::Function& g, const Site& site) {
     if (affine_only && on_point && on_step) moving.push_back({k, -1});
   }
 
-  const Type state = g.type_of(loop.state[0]);
   ir::Builder bld(g);
   auto fresh_ivars = [&](ad::CloneMap& map) {
     std::vector<ir::IndexVar> out;
@@ -476,7 +475,6 @@ void batch(ir::Function& g, const Site& site) {
     batched = out[0];
     return std::vector<ir::Atom>{};
   });
-  (void)state;
 
   // R reads its point's final state.
   ir::IndexOp read{ir::Atom::of(batched), {}};
