@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,10 +47,18 @@ struct CostReport {
   int64_t call = 0;
 };
 
+// Where a function runs: the reference interpreter, or native code (the function specialized to
+// the shapes of the call, compiled with the system C++ compiler, cached on disk under
+// $XDG_CACHE_HOME/cotangent; docs/design.md, "The native backend").
+enum class Backend { Interpreter, Native };
+
 struct EvalOptions {
   // Stop a while-loop after this many iterations with an error (0: no limit). The default turns
   // a loop whose condition never fails into an error after a few seconds rather than a hang.
   int64_t max_while_iterations = 100'000'000;
+  Backend backend = Backend::Interpreter;
+  // Native code: threads for parallel loops (0: all cores).
+  int threads = 0;
 };
 
 // How a module is compiled when it loads.
@@ -72,6 +81,60 @@ std::vector<std::string> optimizer_pass_names();
 
 // The derivative operators of language.md §8.
 enum class DerivativeKind { Grad, ValueAndGrad, Jvp, Vjp, Jacobian, Hessian };
+
+// Tensors the caller owns, seen without a copy: row-major elements (bool as one byte each); a
+// scalar is a tensor of shape {}.
+struct TensorRef {
+  DType dtype = DType::F64;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;
+};
+struct MutableTensorRef {
+  DType dtype = DType::F64;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+};
+
+// What to compile: `fn`, or the derived function `derivative(fn, wrt...)` (wrt empty: every real
+// parameter), specialized to the shapes of `example_args` (arguments of the compiled function:
+// a jvp's or vjp's take the tangents or cotangents after fn's arguments).
+struct CompileRequest {
+  std::string fn;
+  std::optional<DerivativeKind> derivative;
+  std::vector<std::string> wrt;
+  std::vector<Value> example_args;
+};
+
+struct CompileOptions {
+  int threads = 0;  // threads for parallel loops (0: all cores)
+  int64_t max_while_iterations = 100'000'000;  // as EvalOptions
+  std::string cache_dir;  // empty: $COTANGENT_CACHE_DIR, $XDG_CACHE_HOME/cotangent, ~/.cache/...
+};
+
+// Native code for one function at fixed shapes: compile once, call many times.
+class CompiledFunction {
+ public:
+  // Checks that `args` have the shapes compiled for, runs, and returns the result.
+  Result<Value> call(const std::vector<Value>& args) const;
+  // Runs on the caller's memory without copying: one view per leaf of the arguments and of the
+  // result (tuples depth first), of the dtypes and shapes of input_leaves() / result_leaves().
+  // Returns true, or the error the program raised (or a mismatch of the views).
+  Result<bool> call(const std::vector<TensorRef>& args,
+                    const std::vector<MutableTensorRef>& results) const;
+  // The dtype and shape of every leaf of the arguments and of the result (data null).
+  std::vector<TensorRef> input_leaves() const;
+  std::vector<TensorRef> result_leaves() const;
+  double compile_seconds() const;  // compiling (0 from the cache) and loading
+  bool cache_hit() const;
+  // The generated C++ (the whole translation unit).
+  const std::string& source() const;
+
+  struct Impl;
+  explicit CompiledFunction(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
 
 struct NamedValue {
   std::string name;
@@ -132,6 +195,12 @@ class Module {
   Result<ValueAndGrad> value_and_grad(const std::string& fn, const std::vector<Value>& args,
                                       const std::vector<std::string>& wrt = {},
                                       const EvalOptions& options = {}) const;
+
+  // Compiles the requested functions to native code, in one run of the system compiler (or
+  // from the cache). Errors: those of the functions and derivative operators named, and of the
+  // example arguments, as evaluate() and value_and_grad() report them.
+  Result<std::vector<CompiledFunction>> compile(const std::vector<CompileRequest>& requests,
+                                                const CompileOptions& options = {}) const;
 
   struct Impl;
 

@@ -10,6 +10,8 @@
 #include "check/checker.h"
 #include "check/signature.h"
 #include "cotangent/cotangent.h"
+#include "api/internal.h"
+#include "codegen/native.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
 #include "opt/pipeline.h"
@@ -27,8 +29,6 @@ struct Module::Impl {
   LoadOptions options;  // opt_level resolved
 };
 
-namespace {
-
 Error to_error(const cot::SourceManager& sm, const cot::Diagnostic& d) {
   Error e;
   e.message = d.message;
@@ -43,6 +43,8 @@ Error to_error(const cot::SourceManager& sm, const cot::Diagnostic& d) {
   }
   return e;
 }
+
+namespace {
 
 std::vector<Error> to_errors(const cot::SourceManager& sm, std::vector<cot::Diagnostic> ds) {
   // Report in source order: file, then position.
@@ -281,6 +283,24 @@ cot::interp::Options interp_options(const EvalOptions& o) {
   opts.max_while_iterations = o.max_while_iterations;
   return opts;
 }
+
+cot::codegen::NativeOptions native_options(const EvalOptions& o) {
+  cot::codegen::NativeOptions opts;
+  opts.threads = o.threads;
+  opts.max_while_iterations = o.max_while_iterations;
+  return opts;
+}
+
+// Runs `fn` of `p` on the backend the options name (the interpreter when counting).
+std::variant<Value, cot::Diagnostic> execute(const cot::ir::Program& p, const std::string& fn,
+                                             const std::vector<Value>& args,
+                                             const EvalOptions& options,
+                                             cot::interp::CostCounts* counts) {
+  if (options.backend == Backend::Native && counts == nullptr) {
+    return cot::codegen::evaluate_native(p, fn, args, native_options(options));
+  }
+  return cot::interp::evaluate(p, fn, args, counts, interp_options(options));
+}
 }  // namespace
 
 Result<Value> Module::evaluate(const std::string& fn, const std::vector<Value>& args,
@@ -304,8 +324,7 @@ Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
   if (!f || f->derivation) return no_function(impl_->program, fn);
   if (auto e = check_arguments(*f, args)) return *e;
   cot::interp::CostCounts counts;
-  auto r = cot::interp::evaluate(impl_->program, fn, args, report ? &counts : nullptr,
-                                 interp_options(options));
+  auto r = execute(impl_->program, fn, args, options, report ? &counts : nullptr);
   if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);
   if (report) *report = CostReport{counts.total(), counts.add, counts.mul, counts.call};
   return std::get<Value>(std::move(r));
@@ -488,7 +507,7 @@ Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::ve
     if (!d) return d.errors();
     const cot::ir::Program& p = d.value().program;
     if (auto e = check_arguments(*p.find(fn), args)) return *e;
-    auto r = cot::interp::evaluate(p, d.value().name, args, nullptr, interp_options(options));
+    auto r = execute(p, d.value().name, args, options, nullptr);
     if (auto* diag = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *diag);
     const Value& v = std::get<Value>(r);
     ValueAndGrad out;
@@ -522,6 +541,45 @@ Result<CostReport> Module::derivative_cost(const std::string& fn, DerivativeKind
     auto r = cot::interp::evaluate(p, d.value().name, args, &counts, interp_options(options));
     if (auto* diag = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *diag);
     return CostReport{counts.total(), counts.add, counts.mul, counts.call};
+  });
+}
+
+Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileRequest>& requests,
+                                                      const CompileOptions& options) const {
+  return guarded<std::vector<CompiledFunction>>([&]() -> Result<std::vector<CompiledFunction>> {
+    // Derived functions live in their own copies of the program, kept until compiled.
+    std::vector<std::shared_ptr<Derived>> derived;
+    std::vector<cot::codegen::NativeRequest> native;
+    for (const CompileRequest& r : requests) {
+      const cot::ir::Program* p = &impl_->program;
+      std::string name = r.fn;
+      if (r.derivative) {
+        auto d = derive(*impl_, r.fn, *r.derivative, r.wrt);
+        if (!d) return d.errors();
+        derived.push_back(std::make_shared<Derived>(std::move(d).value()));
+        p = &derived.back()->program;
+        name = derived.back()->name;
+      } else {
+        const cot::ir::Function* f = p->find(name);
+        if (!f || f->derivation) return no_function(*p, name);
+      }
+      if (auto e = check_arguments(*p->find(name), r.example_args)) return *e;
+      auto sizes = cot::interp::bind_sizes(*p, name, r.example_args);
+      if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) return to_error(*impl_->sources, *d);
+      native.push_back({p, name, std::get<std::vector<int64_t>>(std::move(sizes))});
+    }
+    cot::codegen::NativeOptions no;
+    no.threads = options.threads;
+    no.max_while_iterations = options.max_while_iterations;
+    no.compiler.cache_dir = options.cache_dir;
+    auto compiled = cot::codegen::compile_native(native, no);
+    if (auto* d = std::get_if<cot::Diagnostic>(&compiled)) return to_error(*impl_->sources, *d);
+    std::vector<CompiledFunction> out;
+    for (auto& nf : std::get<std::vector<cot::codegen::NativeFunction>>(compiled)) {
+      out.emplace_back(std::make_shared<const CompiledFunction::Impl>(
+          CompiledFunction::Impl{std::move(nf), no, impl_->sources}));
+    }
+    return out;
   });
 }
 

@@ -90,7 +90,8 @@ struct Options {
   std::optional<std::string> input;
   std::optional<std::string> output;
   std::vector<std::pair<std::string, std::string>> npy_args;
-  std::string backend = "interp";
+  std::string backend = "native";
+  int threads = 0;
   int64_t max_iterations = cotangent::EvalOptions{}.max_while_iterations;
   // print --grad/--jvp/...: the operator and the active parameters (empty: every real one).
   std::optional<cotangent::DerivativeKind> derivative;
@@ -178,8 +179,17 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
       o.npy_args.emplace_back(v->substr(0, eq), v->substr(eq + 1));
     } else if (is("--backend")) {
       auto v = value("--backend");
-      if (!v) return "--backend needs a name (interp)";
+      if (!v) return "--backend needs a name (native or interp)";
       o.backend = *v;
+    } else if (is("--threads")) {
+      auto v = value("--threads");
+      char* end = nullptr;
+      errno = 0;
+      long long n = v ? std::strtoll(v->c_str(), &end, 10) : -1;
+      if (!v || v->empty() || *end != '\0' || n < 0 || n > 4096 || errno == ERANGE) {
+        return "--threads needs a number of threads (0: all cores)";
+      }
+      o.threads = static_cast<int>(n);
     } else if (is("--max-iterations")) {
       auto v = value("--max-iterations");
       char* end = nullptr;
@@ -238,9 +248,9 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
       o.positional.push_back(a);
     }
   }
-  if (o.backend != "interp") {
-    return "unknown backend `" + o.backend + "`; this version has the reference interpreter " +
-           "(--backend interp)";
+  if (o.backend != "interp" && o.backend != "native") {
+    return "unknown backend `" + o.backend + "`; use --backend native (compiled code, the " +
+           "default) or --backend interp (the reference interpreter)";
   }
   return std::nullopt;
 }
@@ -376,6 +386,8 @@ int write_output(const Options& o, const cotangent::Value& v, const std::string&
 cotangent::EvalOptions eval_options(const Options& o) {
   cotangent::EvalOptions eo;
   eo.max_while_iterations = o.max_iterations;
+  eo.backend = o.backend == "interp" ? cotangent::Backend::Interpreter : cotangent::Backend::Native;
+  eo.threads = o.threads;
   return eo;
 }
 

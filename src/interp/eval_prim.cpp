@@ -37,18 +37,6 @@ Value make(const Operand& a) {
   return Value();
 }
 
-// "a * b", "-a" or "name(a, b)", as source spells the application.
-std::string spell(const PrimInfo& info, const int64_t* xs, size_t n) {
-  std::string sym(info.symbol);
-  if (info.spelling == Spelling::Infix && n == 2) {
-    return std::to_string(xs[0]) + " " + sym + " " + std::to_string(xs[1]);
-  }
-  if (info.spelling == Spelling::Prefix && n == 1) return sym + std::to_string(xs[0]);
-  std::string s = std::string(info.name) + "(";
-  for (size_t k = 0; k < n; ++k) s += (k > 0 ? ", " : "") + std::to_string(xs[k]);
-  return s + ")";
-}
-
 }  // namespace
 
 bool Machine::run_prim(const ir::Stmt& s, const ir::PrimOp& op) {
@@ -171,7 +159,7 @@ bool Machine::run_prim(const ir::Stmt& s, const ir::PrimOp& op) {
           if (!r) {
             if (why.empty()) why = "integer overflow in " + std::string(info.name);
             // Say which operands (ExactDiv's message already does).
-            if (op.prim != Prim::ExactDiv) why += ": " + spell(info, xs, n);
+            if (op.prim != Prim::ExactDiv) why += ": " + spell_application(op.prim, {xs, n});
             return fail(s.span, why);
           }
           result = Value::i64(*r);

@@ -26,6 +26,19 @@ std::variant<Value, Diagnostic> evaluate(const ir::Program& program, const std::
   return result;
 }
 
+std::variant<std::vector<int64_t>, Diagnostic> bind_sizes(const ir::Program& program,
+                                                          const std::string& fn,
+                                                          const std::vector<Value>& args) {
+  const ir::Function* f = program.find(fn);
+  if (f == nullptr) {
+    return Diagnostic{Span{}, "there is no function named '" + fn + "' in the module", {}, {}};
+  }
+  Machine m(program, nullptr, Options{});
+  std::vector<int64_t> sizes;
+  if (!m.bind_sizes(*f, args, sizes)) return m.take_error();
+  return sizes;
+}
+
 namespace {
 
 // Restores the caller's frame on every exit from a call.
@@ -69,6 +82,19 @@ bool Machine::call(const ir::Function& fn, const std::vector<Value>& args, Span 
   Value scratch;
   result = value_of(fn.body.results[0], scratch);
   return check_result(fn, result);
+}
+
+bool Machine::bind_sizes(const ir::Function& fn, const std::vector<Value>& args,
+                         std::vector<int64_t>& sizes) {
+  if (fn.derivation && fn.body.stmts.empty() && fn.body.results.empty()) {
+    return derivative_unsupported(fn, fn.span);
+  }
+  if (!check_var_ids(fn)) return false;
+  Frame frame(fn);
+  FrameScope scope(frame_, &frame);
+  if (!bind_params(fn, args, Span{})) return false;
+  sizes = frame.size_values;
+  return true;
 }
 
 bool Machine::derivative_unsupported(const ir::Function& fn, Span span) {

@@ -28,6 +28,11 @@ class Machine {
   bool call(const ir::Function& fn, const std::vector<cotangent::Value>& args, Span call_span,
             cotangent::Value& result);
 
+  // Binds `args` to the parameters of `fn` (the entry point's checks) and copies the size
+  // variables' values into `sizes`, without running the body.
+  bool bind_sizes(const ir::Function& fn, const std::vector<cotangent::Value>& args,
+                  std::vector<int64_t>& sizes);
+
   Diagnostic take_error() { return std::move(*error_); }
 
  private:

@@ -13,6 +13,7 @@
 #include "cotangent/value.h"
 #include "ir/ir.h"
 #include "ir/type.h"
+#include "prims/scalar_math.h"
 
 namespace cot::interp {
 
@@ -68,10 +69,10 @@ void combine_real(T& acc, T x, ir::ReduceKind how) {
       acc = acc + x;
       break;
     case ir::ReduceKind::Max:
-      if (x > acc || std::isnan(x)) acc = x;
+      acc = cot_rt::max_combine(acc, x);
       break;
     case ir::ReduceKind::Min:
-      if (x < acc || std::isnan(x)) acc = x;
+      acc = cot_rt::min_combine(acc, x);
       break;
   }
 }

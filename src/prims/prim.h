@@ -121,6 +121,9 @@ std::optional<Scalar> prim_result_type(Prim p, std::span<const Scalar> operands,
 
 // Integer evaluation (i64 results): nullopt with `why` set on overflow or division by zero.
 std::optional<int64_t> eval_prim_i64(Prim p, std::span<const int64_t> args, std::string* why);
+// "a * b", "-a" or "name(a, b)" with these i64 operands, as source spells the application (for
+// messages about integer arithmetic that failed).
+std::string spell_application(Prim p, std::span<const int64_t> args);
 // Comparisons on numbers and logic on booleans.
 bool eval_prim_compare_f64(Prim p, double a, double b);
 bool eval_prim_compare_i64(Prim p, int64_t a, int64_t b);

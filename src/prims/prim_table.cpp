@@ -1,106 +1,42 @@
 // The primitive table (architecture.md §4): one constant entry per primitive, indexed by Prim.
-#include <math.h>  // lgamma_r, lgammaf_r: std::lgamma writes the global `signgam`
-
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <type_traits>
 
 #include "prims/prim.h"
+#include "prims/scalar_math.h"
 
 namespace cot {
 namespace {
 
-// Real evaluation, written once for f64 and f32. `args` holds `arity` operands.
+// Real evaluation, written once for f64 and f32 over prims/scalar_math.h (which the native
+// backend's generated code embeds, so both compute the same). `args` holds `arity` operands.
 template <class T>
 struct Real {
-  static T add(const T* a) { return a[0] + a[1]; }
-  static T sub(const T* a) { return a[0] - a[1]; }
-  static T mul(const T* a) { return a[0] * a[1]; }
-  static T div(const T* a) { return a[0] / a[1]; }
-  static T neg(const T* a) { return -a[0]; }
-  static T pow(const T* a) { return std::pow(a[0], a[1]); }
-  static T exp(const T* a) { return std::exp(a[0]); }
-  static T log(const T* a) { return std::log(a[0]); }
-  static T sin(const T* a) { return std::sin(a[0]); }
-  static T cos(const T* a) { return std::cos(a[0]); }
-  static T tan(const T* a) { return std::tan(a[0]); }
-  static T tanh(const T* a) { return std::tanh(a[0]); }
-  static T sqrt(const T* a) { return std::sqrt(a[0]); }
-  static T abs(const T* a) { return std::fabs(a[0]); }
-  // 1 / (1 + exp(-x)) overflows exp for large negative x; use exp(x) / (1 + exp(x)) there.
-  static T sigmoid(const T* a) {
-    T x = a[0];
-    if (x >= 0) return T(1) / (T(1) + std::exp(-x));
-    T e = std::exp(x);
-    return e / (T(1) + e);
-  }
-  static T log1p(const T* a) { return std::log1p(a[0]); }
-  static T expm1(const T* a) { return std::expm1(a[0]); }
-  static T lgamma(const T* a) {
-    int sign;  // the reentrant variants keep evaluation free of global state
-    if constexpr (std::is_same_v<T, float>) {
-      return ::lgammaf_r(a[0], &sign);
-    } else {
-      return ::lgamma_r(a[0], &sign);
-    }
-  }
-  // digamma(x) = d/dx log|Γ(x)|: reflection for x < 0.5, the recurrence ψ(x) = ψ(x + 1) − 1/x
-  // up to x >= 10, then the asymptotic series (its next term is below 1e-15 there).
-  static T digamma(const T* a) {
-    double x = static_cast<double>(a[0]);
-    if (std::isnan(x)) return static_cast<T>(x);
-    if (x <= 0 && std::floor(x) == x) return std::numeric_limits<T>::quiet_NaN();  // a pole
-    double acc = 0;
-    if (x < 0.5) {  // ψ(x) = ψ(1 − x) − π / tan(πx)
-      const double pi = 3.14159265358979323846;
-      acc -= pi / std::tan(pi * x);
-      x = 1 - x;
-    }
-    for (; x < 10; x += 1) acc -= 1 / x;
-    const double r = 1 / (x * x);
-    const double series =
-        std::log(x) - 0.5 / x -
-        r * (1.0 / 12 -
-             r * (1.0 / 120 -
-                  r * (1.0 / 252 - r * (1.0 / 240 - r * (1.0 / 132 - r * (691.0 / 32760))))));
-    return static_cast<T>(acc + series);
-  }
-  // trigamma(x) = ψ'(x): reflection ψ'(1 − x) + ψ'(x) = π² / sin²(πx), the recurrence
-  // ψ'(x) = ψ'(x + 1) + 1/x², then the asymptotic series.
-  static T trigamma(const T* a) {
-    double x = static_cast<double>(a[0]);
-    if (std::isnan(x)) return static_cast<T>(x);
-    if (x <= 0 && std::floor(x) == x) return std::numeric_limits<T>::infinity();  // a pole
-    double acc = 0, sign = 1;
-    if (x < 0.5) {
-      const double pi = 3.14159265358979323846;
-      const double s = std::sin(pi * x);
-      acc = pi * pi / (s * s);
-      sign = -1;
-      x = 1 - x;
-    }
-    double t = 0;
-    for (; x < 10; x += 1) t += 1 / (x * x);
-    const double r = 1 / (x * x);
-    t += 1 / x + r / 2 +
-         r / x *
-             (1.0 / 6 -
-              r * (1.0 / 30 - r * (1.0 / 42 - r * (1.0 / 30 - r * (5.0 / 66 - r * (691.0 / 2730))))));
-    return static_cast<T>(acc + sign * t);
-  }
-  static T atan2(const T* a) { return std::atan2(a[0], a[1]); }  // atan2(y, x)
-  // NaN in, NaN out (unlike fmax); on ties the first operand, whose derivative is used.
-  static T max(const T* a) {
-    if (std::isnan(a[0]) || std::isnan(a[1])) return std::numeric_limits<T>::quiet_NaN();
-    return a[0] >= a[1] ? a[0] : a[1];
-  }
-  static T min(const T* a) {
-    if (std::isnan(a[0]) || std::isnan(a[1])) return std::numeric_limits<T>::quiet_NaN();
-    return a[0] <= a[1] ? a[0] : a[1];
-  }
-  static T identity(const T* a) { return a[0]; }
+  static T add(const T* a) { return cot_rt::add(a[0], a[1]); }
+  static T sub(const T* a) { return cot_rt::sub(a[0], a[1]); }
+  static T mul(const T* a) { return cot_rt::mul(a[0], a[1]); }
+  static T div(const T* a) { return cot_rt::div(a[0], a[1]); }
+  static T neg(const T* a) { return cot_rt::neg(a[0]); }
+  static T pow(const T* a) { return cot_rt::pow(a[0], a[1]); }
+  static T exp(const T* a) { return cot_rt::exp(a[0]); }
+  static T log(const T* a) { return cot_rt::log(a[0]); }
+  static T sin(const T* a) { return cot_rt::sin(a[0]); }
+  static T cos(const T* a) { return cot_rt::cos(a[0]); }
+  static T tan(const T* a) { return cot_rt::tan(a[0]); }
+  static T tanh(const T* a) { return cot_rt::tanh(a[0]); }
+  static T sqrt(const T* a) { return cot_rt::sqrt(a[0]); }
+  static T abs(const T* a) { return cot_rt::abs(a[0]); }
+  static T sigmoid(const T* a) { return cot_rt::sigmoid(a[0]); }
+  static T log1p(const T* a) { return cot_rt::log1p(a[0]); }
+  static T expm1(const T* a) { return cot_rt::expm1(a[0]); }
+  static T lgamma(const T* a) { return cot_rt::lgamma(a[0]); }
+  static T digamma(const T* a) { return cot_rt::digamma(a[0]); }
+  static T trigamma(const T* a) { return cot_rt::trigamma(a[0]); }
+  static T atan2(const T* a) { return cot_rt::atan2(a[0], a[1]); }  // atan2(y, x)
+  static T max(const T* a) { return cot_rt::max(a[0], a[1]); }
+  static T min(const T* a) { return cot_rt::min(a[0], a[1]); }
+  static T identity(const T* a) { return cot_rt::stop_gradient(a[0]); }
 };
 
 using D = Real<double>;
@@ -360,50 +296,37 @@ std::optional<int64_t> eval_prim_i64(Prim p, std::span<const int64_t> args, std:
   }
   const std::string overflow = "integer overflow in " + quoted(info);
   int64_t r = 0;
+  auto checked = [&](bool ok) -> std::optional<int64_t> {
+    if (!ok) return int_fail(why, overflow);
+    return r;
+  };
   switch (p) {
     case Prim::Add:
-      if (__builtin_add_overflow(args[0], args[1], &r)) return int_fail(why, overflow);
-      return r;
+      return checked(cot_rt::add_i64(args[0], args[1], &r));
     case Prim::Sub:
-      if (__builtin_sub_overflow(args[0], args[1], &r)) return int_fail(why, overflow);
-      return r;
+      return checked(cot_rt::sub_i64(args[0], args[1], &r));
     case Prim::Mul:
-      if (__builtin_mul_overflow(args[0], args[1], &r)) return int_fail(why, overflow);
-      return r;
+      return checked(cot_rt::mul_i64(args[0], args[1], &r));
     case Prim::Neg:
-      if (__builtin_sub_overflow(int64_t{0}, args[0], &r)) return int_fail(why, overflow);
-      return r;
+      return checked(cot_rt::neg_i64(args[0], &r));
     case Prim::Abs:
-      if (args[0] >= 0) return args[0];
-      if (__builtin_sub_overflow(int64_t{0}, args[0], &r)) return int_fail(why, overflow);
-      return r;
+      return checked(cot_rt::abs_i64(args[0], &r));
     case Prim::Max:
-      return args[0] >= args[1] ? args[0] : args[1];
+      return cot_rt::max_i64(args[0], args[1]);
     case Prim::Min:
-      return args[0] <= args[1] ? args[0] : args[1];
+      return cot_rt::min_i64(args[0], args[1]);
     case Prim::FloorDiv:
     case Prim::Mod:
     case Prim::ExactDiv: {
       const int64_t a = args[0], b = args[1];
       if (b == 0) return int_fail(why, "integer division by zero");
-      if (b == -1) {  // a / -1 overflows for INT64_MIN; a % -1 is 0 but UB in C++
-        if (p == Prim::Mod) return 0;
-        if (a == INT64_MIN) return int_fail(why, overflow);
-        return -a;
-      }
-      int64_t q = a / b, m = a % b;
-      if (p == Prim::ExactDiv) {
-        if (m != 0) {
-          return int_fail(why, "`/` on integers must divide exactly: " + std::to_string(a) + " / " +
-                                   std::to_string(b) + "; use `//` for floor division");
-        }
-        return q;
-      }
-      // C++ truncates toward zero; floor division and a modulus with the divisor's sign
-      // (Python's semantics) adjust when the signs differ and the division is inexact.
-      bool adjust = m != 0 && ((m < 0) != (b < 0));
-      if (p == Prim::FloorDiv) return adjust ? q - 1 : q;
-      return adjust ? m + b : m;
+      const cot_rt::DivKind k = p == Prim::FloorDiv ? cot_rt::DivKind::Floor
+                                : p == Prim::Mod    ? cot_rt::DivKind::Mod
+                                                    : cot_rt::DivKind::Exact;
+      if (cot_rt::div_i64(k, a, b, &r)) return r;
+      if (b == -1) return int_fail(why, overflow);
+      return int_fail(why, "`/` on integers must divide exactly: " + std::to_string(a) + " / " +
+                               std::to_string(b) + "; use `//` for floor division");
     }
     case Prim::Select:  // the condition as 0/1
       return args[0] != 0 ? args[1] : args[2];
@@ -413,6 +336,19 @@ std::optional<int64_t> eval_prim_i64(Prim p, std::span<const int64_t> args, std:
     default:
       return int_fail(why, quoted(info) + " is not an integer operation");
   }
+}
+
+std::string spell_application(Prim p, std::span<const int64_t> xs) {
+  const PrimInfo& info = prim_info(p);
+  const size_t n = xs.size();
+  std::string sym(info.symbol);
+  if (info.spelling == Spelling::Infix && n == 2) {
+    return std::to_string(xs[0]) + " " + sym + " " + std::to_string(xs[1]);
+  }
+  if (info.spelling == Spelling::Prefix && n == 1) return sym + std::to_string(xs[0]);
+  std::string s = std::string(info.name) + "(";
+  for (size_t k = 0; k < n; ++k) s += (k > 0 ? ", " : "") + std::to_string(xs[k]);
+  return s + ")";
 }
 
 namespace {
@@ -459,8 +395,8 @@ bool eval_prim_logic(Prim p, std::span<const bool> args) {
 }
 
 std::optional<int64_t> convert_real_to_i64(double x, std::string* why) {
-  // [-2^63, 2^63) is exactly the range whose truncation fits; NaN fails both comparisons.
-  if (x >= -0x1p63 && x < 0x1p63) return static_cast<int64_t>(x);
+  int64_t r = 0;
+  if (cot_rt::real_to_i64(x, &r)) return r;
   std::string what = std::isnan(x) ? "NaN" : std::isinf(x) ? (x > 0 ? "inf" : "-inf") : "";
   if (what.empty()) {
     char buf[64];

@@ -1,0 +1,117 @@
+// CompiledFunction: native code for one function at fixed shapes (codegen/native.h), called on
+// values or, without copies, on the caller's memory.
+#include <string>
+#include <vector>
+
+#include "api/internal.h"
+#include "interp/tensor_ops.h"
+
+namespace cotangent {
+
+namespace {
+
+Error plain_error(std::string message, std::string help = {}) {
+  Error e;
+  e.message = std::move(message);
+  e.help = std::move(help);
+  e.rendered = "error: " + e.message + "\n" + (e.help.empty() ? "" : "  help: " + e.help + "\n");
+  return e;
+}
+
+std::vector<TensorRef> refs_of(const std::vector<cot::codegen::Leaf>& leaves) {
+  std::vector<TensorRef> out;
+  for (const cot::codegen::Leaf& l : leaves) {
+    out.push_back(TensorRef{cot::interp::dtype_of(l.type), l.shape, nullptr});
+  }
+  return out;
+}
+
+// A view fits a leaf: same dtype and shape, and memory unless it has no elements.
+std::optional<Error> check_view(const char* what, size_t k, DType dtype,
+                                const std::vector<int64_t>& shape, const void* data,
+                                const cot::codegen::Leaf& leaf) {
+  const std::string want = cot::interp::type_string(leaf.type, leaf.shape);
+  const std::string got = cot::interp::type_string(cot::interp::scalar_of(dtype), shape);
+  if (cot::interp::scalar_of(dtype) != leaf.type || shape != leaf.shape) {
+    return plain_error(std::string(what) + " " + std::to_string(k + 1) + " is " + got +
+                           " where the function was compiled for " + want,
+                       "compile the function again with arguments of these shapes");
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  if (data == nullptr && n > 0) {
+    return plain_error(std::string(what) + " " + std::to_string(k + 1) + " (" + got +
+                       ") has no memory (a null data pointer)");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<Value> CompiledFunction::call(const std::vector<Value>& args) const {
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (!args[k].well_formed()) {
+      return plain_error("argument " + std::to_string(k + 1) + " is not a valid value: its shape " +
+                             args[k].type_string() +
+                             " has a negative dimension, too many elements, or no storage",
+                         "build tensors with Value::zeros and a shape of non-negative dimensions");
+    }
+  }
+  auto r = impl_->native.call(args, impl_->options);
+  if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);
+  return std::get<Value>(std::move(r));
+}
+
+Result<bool> CompiledFunction::call(const std::vector<TensorRef>& args,
+                                    const std::vector<MutableTensorRef>& results) const {
+  const auto& ins = impl_->native.inputs();
+  const auto& outs = impl_->native.outputs();
+  if (args.size() != ins.size() || results.size() != outs.size()) {
+    return plain_error("the function takes " + std::to_string(ins.size()) +
+                       " argument views and " + std::to_string(outs.size()) +
+                       " result views, given " + std::to_string(args.size()) + " and " +
+                       std::to_string(results.size()));
+  }
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (auto e = check_view("argument view", k, args[k].dtype, args[k].shape, args[k].data, ins[k])) {
+      return *e;
+    }
+    in_ptrs.push_back(args[k].data);
+  }
+  for (size_t k = 0; k < results.size(); ++k) {
+    const MutableTensorRef& r = results[k];
+    if (auto e = check_view("result view", k, r.dtype, r.shape, r.data, outs[k])) return *e;
+    out_ptrs.push_back(r.data);
+  }
+  std::vector<int64_t> values;
+  int site = 0;
+  if (impl_->native.call_raw(in_ptrs.data(), out_ptrs.data(), impl_->options, &values, &site) !=
+      0) {
+    return to_error(*impl_->sources, impl_->native.error(site, values));
+  }
+  return true;
+}
+
+std::vector<TensorRef> CompiledFunction::input_leaves() const {
+  return refs_of(impl_->native.inputs());
+}
+
+std::vector<TensorRef> CompiledFunction::result_leaves() const {
+  return refs_of(impl_->native.outputs());
+}
+
+double CompiledFunction::compile_seconds() const {
+  return impl_->native.compile_seconds();
+}
+
+bool CompiledFunction::cache_hit() const {
+  return impl_->native.cache_hit();
+}
+
+const std::string& CompiledFunction::source() const {
+  return impl_->native.source();
+}
+
+}  // namespace cotangent

@@ -1,0 +1,27 @@
+// The C++ emitter: loop IR to source the system compiler turns into native code. Each loop
+// function becomes
+//
+//   extern "C" int NAME(const void* const* inputs, void* const* outputs, cot_ctx* ctx);
+//
+// inputs and outputs hold one pointer per tensor or scalar leaf of the arguments and the result
+// (row-major elements; bool as one byte); it returns 0, or site + 1 with the site's values in
+// ctx (codegen/runtime.h). Parallel loops become OpenMP loops that report the failure of the
+// earliest iteration, as the sequential order would.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/loop_ir.h"
+
+namespace cot::codegen {
+
+// The generated code's run time: prims/scalar_math.h and codegen/runtime.h.
+extern const std::string_view kRuntimeText;
+
+std::string emit_function(const LoopFunction& fn);
+// The run time followed by the functions.
+std::string emit_translation_unit(const std::vector<const LoopFunction*>& fns);
+
+}  // namespace cot::codegen

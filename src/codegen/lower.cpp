@@ -1,0 +1,1325 @@
+// Lowering Core IR to the loop IR. One method per Core IR operation; values are `Val`s: a scalar
+// expression, a view of a tensor (pointer, offset, concrete dims), or a tuple of them, each with
+// the strong-zero mask the interpreter keeps (language.md §5.6: a product with a strong zero is
+// 0 even when the other factor is infinite), tracked only where one can arise.
+#include "codegen/lower.h"
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "codegen/expr.h"
+
+namespace cot::codegen {
+
+namespace {
+
+// A construct the backend cannot lower (an internal limitation, reported as such).
+struct Unsupported {
+  std::string why;
+};
+
+// The interpreter's masks (interp/environment.h): ordinary, strong zero, empty sum.
+constexpr int64_t kStrongZero = 1;
+constexpr int64_t kEmptySum = 2;
+
+struct Val {
+  enum class Kind : uint8_t { Scalar, Tensor, Tuple };
+  Kind kind = Kind::Scalar;
+  Scalar type = Scalar::F64;
+  ExprP scalar;           // Scalar
+  LocalId pointer = -1;   // Tensor: row-major elements at pointer[offset ...]
+  ExprP offset;           // Tensor
+  std::vector<ExprP> dims;  // Tensor
+  std::vector<Val> elems;   // Tuple
+  ExprP mask;               // null: an ordinary value
+
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  ExprP numel() const {
+    ExprP n = lit_i64(1);
+    for (const ExprP& d : dims) n = mul_i64(n, d);
+    return n;
+  }
+};
+
+using Interval = std::pair<int64_t, int64_t>;
+
+class Lowerer {
+ public:
+  explicit Lowerer(const LowerInput& in) : in_(in), f_(*in.fn) {}
+
+  LoopFunction run() {
+    out_.name = in_.name;
+    env_.resize(f_.vars.size());
+    bodies_.push_back(&out_.body);
+    message_site(f_.span, "out of memory");  // site 0, which the emitter's allocations use
+    max_while_ = out_.new_local("max_while_iterations", Scalar::I64);
+    // Sizes bound by parameters are constants of this specialization.
+    for (size_t k = 0; k < f_.size_vars.size(); ++k) {
+      const ir::SizeVar& sv = f_.size_vars[k];
+      if (sv.param == -1) continue;
+      const int64_t v = in_.size_values.at(k);
+      sizes_[sv.name] = lit_i64(v);
+      if (sv.var >= 0) bind(sv.var, scalar_val(lit_i64(v), Scalar::I64));
+    }
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      bind(f_.params[i], input(f_.param_type(i), name_of(f_.params[i])));
+    }
+    Val result = make_output(f_.result_type);
+    std::vector<Val> dests{result};
+    lower_block(f_.body, &dests);
+    return std::move(out_);
+  }
+
+ private:
+  // --- environment ---
+  void bind(ir::VarId v, Val x) { env_.at(static_cast<size_t>(v)) = std::move(x); }
+  const Val& val(ir::VarId v) const {
+    const auto& x = env_.at(static_cast<size_t>(v));
+    if (!x) throw Unsupported{"variable " + name_of(v) + " is used before it is bound"};
+    return *x;
+  }
+  std::string name_of(ir::VarId v) const {
+    if (v < 0 || static_cast<size_t>(v) >= f_.vars.size()) return "#" + std::to_string(v);
+    const std::string& n = f_.vars[static_cast<size_t>(v)].name;
+    return n.empty() ? "this tensor" : n;
+  }
+  std::string c_hint(ir::VarId v) const {
+    std::string n = v >= 0 && static_cast<size_t>(v) < f_.vars.size()
+                        ? f_.vars[static_cast<size_t>(v)].name
+                        : std::string();
+    return n.empty() ? "t" : n;
+  }
+  static Val scalar_val(ExprP e, Scalar t, ExprP mask = nullptr) {
+    Val x;
+    x.kind = Val::Kind::Scalar;
+    x.type = t;
+    x.scalar = std::move(e);
+    x.mask = std::move(mask);
+    return x;
+  }
+  Val atom_val(const ir::Atom& a) const {
+    if (!a.is_var) return scalar_val(lit_of(a.lit), a.lit.type);
+    return val(a.var);
+  }
+  ExprP atom(const ir::Atom& a) const {
+    Val x = atom_val(a);
+    if (x.kind != Val::Kind::Scalar) throw Unsupported{"a scalar operand is a tensor or tuple"};
+    return x.scalar;
+  }
+
+  // --- emission ---
+  void emit(StmtOp op) { bodies_.back()->push_back(Stmt{std::move(op)}); }
+  template <class F>
+  Body nested(F&& f) {
+    Body b;
+    bodies_.push_back(&b);
+    f();
+    bodies_.pop_back();
+    return b;
+  }
+  int site(Site s) {
+    out_.sites.push_back(std::move(s));
+    return static_cast<int>(out_.sites.size() - 1);
+  }
+  int message_site(Span span, std::string message, std::string help = {}) {
+    Site s;
+    s.span = span;
+    s.message = std::move(message);
+    s.help = std::move(help);
+    return site(std::move(s));
+  }
+  void fail(int site_id, std::vector<ExprP> values = {}) {
+    emit(Fail{site_id, std::move(values)});
+  }
+  void fail_unless(ExprP cond, int site_id, std::vector<ExprP> values = {}) {
+    if (auto c = as_bool(cond); c && *c) return;
+    Body then_body = nested([&] { fail(site_id, std::move(values)); });
+    emit(If{not_(std::move(cond)), std::move(then_body), {}});
+  }
+  // A local holding `e` (or `e` itself when it is a literal or a local already).
+  ExprP declare(ExprP e, const std::string& hint) {
+    if (e->kind == Expr::Kind::Lit || e->kind == Expr::Kind::Local) return e;
+    LocalId l = out_.new_local(hint, e->type);
+    emit(Declare{l, e});
+    if (e->type == Scalar::I64) {
+      if (auto r = range(e)) ranges_[l] = *r;
+    }
+    return local(out_, l);
+  }
+  LocalId mutable_local(const std::string& hint, Scalar t, ExprP init, bool mask = false) {
+    LocalId l = out_.new_local(hint, t, false, mask);
+    emit(Declare{l, std::move(init)});
+    return l;
+  }
+
+  // --- integer ranges: what interval reasoning over concrete extents proves ---
+  std::optional<Interval> range(const ExprP& e) const {
+    if (!e || e->type != Scalar::I64) return std::nullopt;
+    switch (e->kind) {
+      case Expr::Kind::Lit:
+        return Interval{e->lit.integer, e->lit.integer};
+      case Expr::Kind::Local: {
+        auto it = ranges_.find(e->local);
+        if (it == ranges_.end()) return std::nullopt;
+        return it->second;
+      }
+      case Expr::Kind::Prim: {
+        std::vector<Interval> rs;
+        for (const ExprP& a : e->args) {
+          if (a->type != Scalar::I64) {
+            if (e->prim == Prim::Select) continue;
+            return std::nullopt;
+          }
+          auto r = range(a);
+          if (!r) return std::nullopt;
+          rs.push_back(*r);
+        }
+        using W = __int128;
+        auto fits = [](W lo, W hi) -> std::optional<Interval> {
+          if (lo < INT64_MIN || hi > INT64_MAX) return std::nullopt;
+          return Interval{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+        };
+        switch (e->prim) {
+          case Prim::Add:
+            return fits(W(rs[0].first) + rs[1].first, W(rs[0].second) + rs[1].second);
+          case Prim::Sub:
+            return fits(W(rs[0].first) - rs[1].second, W(rs[0].second) - rs[1].first);
+          case Prim::Neg:
+            return fits(-W(rs[0].second), -W(rs[0].first));
+          case Prim::Mul: {
+            W c[4] = {W(rs[0].first) * rs[1].first, W(rs[0].first) * rs[1].second,
+                      W(rs[0].second) * rs[1].first, W(rs[0].second) * rs[1].second};
+            return fits(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
+          }
+          case Prim::Max:
+            return Interval{std::max(rs[0].first, rs[1].first),
+                            std::max(rs[0].second, rs[1].second)};
+          case Prim::Min:
+            return Interval{std::min(rs[0].first, rs[1].first),
+                            std::min(rs[0].second, rs[1].second)};
+          case Prim::Select:
+            if (rs.size() != 2) return std::nullopt;
+            return Interval{std::min(rs[0].first, rs[1].first),
+                            std::max(rs[0].second, rs[1].second)};
+          default:
+            return std::nullopt;
+        }
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // a OP b on i64, checked unless the ranges prove it cannot overflow.
+  ExprP int_op(Prim p, ExprP a, ExprP b, int site_id) {
+    ExprP e = p == Prim::Add   ? add_i64(a, b)
+              : p == Prim::Sub ? sub_i64(a, b)
+                               : mul_i64(a, b);
+    if (as_i64(e) || range(e)) return e;
+    // Folding failed on literals (an overflow) or nothing is known: check at run time.
+    LocalId l = out_.new_local("i", Scalar::I64);
+    emit(CheckedInt{l, p, {std::move(a), std::move(b)}, site_id});
+    return local(out_, l);
+  }
+
+  // --- sizes ---
+  ExprP size(const SizeExpr& s, Span span) {
+    std::string why;
+    bool dynamic = false;
+    std::optional<int64_t> v = s.eval(
+        [&](const std::string& n) -> std::optional<int64_t> {
+          auto it = sizes_.find(n);
+          if (it == sizes_.end()) return std::nullopt;
+          if (auto c = as_i64(it->second)) return *c;
+          dynamic = true;
+          return std::nullopt;
+        },
+        &why);
+    if (v) return lit_i64(*v);
+    if (dynamic) {
+      std::optional<SizeExpr::Linear> lin = s.as_linear();
+      if (!lin) throw Unsupported{"the size " + s.to_string() + " depends on a loop's trip count"};
+      const int over = message_site(span, "integer overflow in the size " + s.to_string());
+      ExprP acc = lit_i64(lin->constant);
+      for (const auto& [name, c] : lin->terms) {
+        auto it = sizes_.find(name);
+        if (it == sizes_.end()) throw Unsupported{"the size " + name + " has no value"};
+        acc = int_op(Prim::Add, acc, int_op(Prim::Mul, lit_i64(c), it->second, over), over);
+      }
+      return acc;
+    }
+    fail(message_site(span, "cannot evaluate the size " + s.to_string() + ": " + why));
+    return lit_i64(0);
+  }
+  std::vector<ExprP> shape_of(const Type& t, Span span) {
+    std::vector<ExprP> dims;
+    for (const SizeExpr& d : t.shape) dims.push_back(size(d, span));
+    return dims;
+  }
+  static std::string shape_text(const std::vector<ExprP>& dims) {
+    std::string s = "[";
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d > 0) s += ", ";
+      auto c = as_i64(dims[d]);
+      s += c ? std::to_string(*c) : "?";
+    }
+    return s + "]";
+  }
+
+  // --- buffers ---
+  // A fresh tensor of these dims, within the interpreter's element limit.
+  Val alloc_tensor(Scalar elem, std::vector<ExprP> dims, Span span, const std::string& hint) {
+    Val x;
+    x.kind = Val::Kind::Tensor;
+    x.type = elem;
+    x.dims = std::move(dims);
+    x.offset = lit_i64(0);
+    ExprP n = lit_i64(1);
+    bool all_static = true;
+    for (const ExprP& d : x.dims) all_static = all_static && as_i64(d).has_value();
+    std::optional<int64_t> count;
+    if (all_static) {
+      int64_t c = 1;
+      bool ok = true;
+      for (const ExprP& d : x.dims) {
+        ok = ok && *as_i64(d) >= 0 && !__builtin_mul_overflow(c, *as_i64(d), &c);
+      }
+      if (!ok || c > in_.max_tensor_elements) {
+        bool negative = false;
+        for (const ExprP& d : x.dims) negative = negative || *as_i64(d) < 0;
+        const std::string shape = shape_text(x.dims);
+        fail(message_site(span, !ok ? "cannot allocate a tensor of shape " + shape +
+                                          (negative ? ": a dimension is negative"
+                                                    : ": its element count overflows")
+                                    : "a tensor of shape " + shape + " has " + std::to_string(c) +
+                                          " elements, more than the limit of " +
+                                          std::to_string(in_.max_tensor_elements)));
+        c = 0;
+      }
+      count = c;
+      n = lit_i64(c);
+    } else {
+      Site s;
+      s.kind = Site::Kind::TensorLimit;
+      s.span = span;
+      s.message = shape_text(x.dims);
+      const int limit_site = site(std::move(s));
+      for (const ExprP& d : x.dims) n = int_op(Prim::Mul, n, d, limit_site);
+      n = declare(n, "n");
+      fail_unless(prim(Prim::Le, {n, lit_i64(in_.max_tensor_elements)}), limit_site,
+                  {n, lit_i64(in_.max_tensor_elements)});
+      out_.uses_heap = true;
+    }
+    x.pointer = out_.new_local(hint, elem, true);
+    emit(Alloc{x.pointer, count ? lit_i64(*count) : n, -1, buffers_++});
+    return x;
+  }
+  // The buffer a statement binding `v` writes: its consumer's destination when one is pending.
+  Val alloc_for(ir::VarId v, Span span) {
+    auto it = pending_dest_.find(v);
+    if (it != pending_dest_.end()) {
+      Val d = it->second;
+      pending_dest_.erase(it);
+      return d;
+    }
+    const Type& t = f_.type_of(v);
+    return alloc_tensor(t.elem, shape_of(t, span), span, c_hint(v));
+  }
+  Val view(const Val& t, ExprP offset, std::vector<ExprP> dims) const {
+    Val x;
+    x.kind = Val::Kind::Tensor;
+    x.type = t.type;
+    x.pointer = t.pointer;
+    x.offset = std::move(offset);
+    x.dims = std::move(dims);
+    return x;
+  }
+
+  // Storage for a value of type `t` that branches or iterations assign: scalar locals (with a
+  // mask local when `masked`) and fresh tensors.
+  Val make_slot(const Type& t, Span span, const std::string& hint, bool masked) {
+    Val x;
+    if (t.is_tuple) {
+      x.kind = Val::Kind::Tuple;
+      for (const Type& e : t.elems) x.elems.push_back(make_slot(e, span, hint, masked));
+    } else if (t.is_tensor()) {
+      x = alloc_tensor(t.elem, shape_of(t, span), span, hint);
+    } else {
+      x = scalar_val(local(out_, mutable_local(hint, t.elem, nullptr)), t.elem);
+    }
+    if (masked && !x.is_tensor()) {
+      x.mask = local(out_, mutable_local(hint + "_mask", Scalar::I64, lit_i64(0), true));
+    }
+    return x;
+  }
+  // slot := v (copies tensors; same structure).
+  void assign(const Val& slot, const Val& v) {
+    switch (slot.kind) {
+      case Val::Kind::Scalar:
+        emit(Assign{slot.scalar->local, v.scalar});
+        break;
+      case Val::Kind::Tensor:
+        if (!v.is_tensor()) {
+          emit(Store{slot.pointer, slot.offset, v.scalar});  // a rank-0 port or slot
+        } else if (!(v.pointer == slot.pointer && v.offset == slot.offset)) {
+          copy(slot, v);  // not written in place
+        }
+        break;
+      case Val::Kind::Tuple:
+        for (size_t k = 0; k < slot.elems.size(); ++k) assign(slot.elems[k], v.elems.at(k));
+        break;
+    }
+    if (slot.mask) emit(Assign{slot.mask->local, v.mask ? v.mask : lit_i64(0)});
+  }
+  void copy(const Val& dst, const Val& src) {
+    emit(Copy{dst.pointer, dst.offset, src.pointer, src.offset, dst.numel()});
+  }
+  // slot := zeros (a strong zero when the slot keeps a mask).
+  void assign_zero(const Val& slot) {
+    switch (slot.kind) {
+      case Val::Kind::Scalar:
+        emit(Assign{slot.scalar->local, zero_of(slot.type)});
+        break;
+      case Val::Kind::Tensor:
+        emit(Fill{slot.pointer, slot.offset, slot.numel(), zero_of(slot.type)});
+        break;
+      case Val::Kind::Tuple:
+        for (const Val& e : slot.elems) assign_zero(e);
+        break;
+    }
+    if (slot.mask) emit(Assign{slot.mask->local, lit_i64(kStrongZero)});
+  }
+  static ExprP zero_of(Scalar t) {
+    switch (t) {
+      case Scalar::I64:
+        return lit_i64(0);
+      case Scalar::Bool:
+        return lit_bool(false);
+      default:
+        return lit_real(0, t);
+    }
+  }
+  // --- the entry point's ports ---
+  Val input(const Type& t, const std::string& hint) {
+    if (t.is_tuple) {
+      Val x;
+      x.kind = Val::Kind::Tuple;
+      for (const Type& e : t.elems) x.elems.push_back(input(e, hint));
+      return x;
+    }
+    std::vector<ExprP> dims = shape_of(t, Span{});
+    int64_t count = 1;
+    for (const ExprP& d : dims) count *= as_i64(d).value_or(0);
+    LocalId p = out_.new_local(hint, t.elem, true);
+    out_.inputs.push_back(Port{p, t.elem, count});
+    if (t.is_scalar()) {
+      LocalId s = out_.new_local(hint, t.elem);
+      emit(Declare{s, load(t.elem, p, lit_i64(0))});
+      return scalar_val(local(out_, s), t.elem);
+    }
+    Val x;
+    x.kind = Val::Kind::Tensor;
+    x.type = t.elem;
+    x.pointer = p;
+    x.offset = lit_i64(0);
+    x.dims = std::move(dims);
+    return x;
+  }
+  Val make_output(const Type& t) {
+    if (t.is_tuple) {
+      Val x;
+      x.kind = Val::Kind::Tuple;
+      for (const Type& e : t.elems) x.elems.push_back(make_output(e));
+      return x;
+    }
+    // A size that cannot be evaluated (an inexact division) fails in the body, where the
+    // interpreter reports it; the port gets no elements then.
+    std::vector<ExprP> dims;
+    int64_t count = 1;
+    for (const SizeExpr& d : t.shape) {
+      std::optional<int64_t> v = d.eval([&](const std::string& n) -> std::optional<int64_t> {
+        auto it = sizes_.find(n);
+        if (it == sizes_.end()) return std::nullopt;
+        return as_i64(it->second);
+      });
+      for (const std::string& n : d.vars()) {
+        if (sizes_.count(n) == 0 || !as_i64(sizes_.at(n))) {
+          throw Unsupported{"the result's shape depends on a loop's trip count"};
+        }
+      }
+      dims.push_back(lit_i64(v.value_or(0)));
+      count *= v.value_or(0);
+    }
+    LocalId p = out_.new_local("out", t.elem, true);
+    out_.outputs.push_back(Port{p, t.elem, count});
+    Val x;
+    x.kind = Val::Kind::Tensor;  // scalars too: one element at out[0]
+    x.type = t.elem;
+    x.pointer = p;
+    x.offset = lit_i64(0);
+    x.dims = std::move(dims);
+    return x;
+  }
+
+  // --- blocks ---
+  // Lowers `b`; when `dests` is given, writes result k into (*dests)[k], building a result
+  // computed by a statement of `b` in place (destination-passing style).
+  std::vector<Val> lower_block(const ir::Block& b, const std::vector<Val>* dests) {
+    std::vector<ir::VarId> placed;
+    if (dests != nullptr) {
+      std::map<ir::VarId, int> uses;
+      for (const ir::Atom& a : b.results) {
+        if (a.is_var) ++uses[a.var];
+      }
+      for (size_t k = 0; k < b.results.size(); ++k) {
+        const ir::Atom& a = b.results[k];
+        const Val& d = (*dests)[k];
+        if (!a.is_var || !d.is_tensor() || uses[a.var] != 1 || d.mask) continue;
+        if (!defined_in(b, a.var)) continue;
+        pending_dest_[a.var] = d;
+        placed.push_back(a.var);
+      }
+    }
+    for (const ir::Stmt& s : b.stmts) lower_stmt(s);
+    for (ir::VarId v : placed) pending_dest_.erase(v);
+    std::vector<Val> results;
+    for (size_t k = 0; k < b.results.size(); ++k) {
+      Val r = atom_val(b.results[k]);
+      if (dests != nullptr) {
+        const Val& d = (*dests)[k];
+        assign(d, r);
+        results.push_back(d);
+      } else {
+        results.push_back(std::move(r));
+      }
+    }
+    return results;
+  }
+  static bool defined_in(const ir::Block& b, ir::VarId v) {
+    for (const ir::Stmt& s : b.stmts) {
+      if (std::find(s.results.begin(), s.results.end(), v) == s.results.end()) continue;
+      return s.as<ir::GenOp>() || s.as<ir::ReduceOp>() || s.as<ir::AccumOp>() ||
+             s.as<ir::GuardOp>() || s.as<ir::IfOp>();
+    }
+    return false;
+  }
+
+  void lower_stmt(const ir::Stmt& s) {
+    std::visit(
+        [&](const auto& op) {
+          using T = std::decay_t<decltype(op)>;
+          if constexpr (std::is_same_v<T, ir::PrimOp>) lower_prim(s, op);
+          if constexpr (std::is_same_v<T, ir::IndexOp>) lower_index(s, op);
+          if constexpr (std::is_same_v<T, ir::GenOp>) lower_gen(s, op);
+          if constexpr (std::is_same_v<T, ir::ReduceOp>) lower_reduce(s, op);
+          if constexpr (std::is_same_v<T, ir::GuardOp>) lower_guard(s, op);
+          if constexpr (std::is_same_v<T, ir::LoopOp>) lower_loop(s, op);
+          if constexpr (std::is_same_v<T, ir::IfOp>) lower_if(s, op);
+          if constexpr (std::is_same_v<T, ir::AccumOp>) lower_accum(s, op);
+          if constexpr (std::is_same_v<T, ir::TupleOp>) {
+            Val x;
+            x.kind = Val::Kind::Tuple;
+            for (const ir::Atom& a : op.elems) x.elems.push_back(atom_val(a));
+            bind(s.results[0], std::move(x));
+          }
+          if constexpr (std::is_same_v<T, ir::ProjOp>) {
+            Val t = atom_val(op.tuple);
+            if (t.kind != Val::Kind::Tuple || op.index < 0 ||
+                static_cast<size_t>(op.index) >= t.elems.size()) {
+              throw Unsupported{"a projection of a value that is not a tuple"};
+            }
+            Val x = t.elems[static_cast<size_t>(op.index)];
+            x.mask = t.mask;  // a component of a strong zero is one (and only then)
+            bind(s.results[0], std::move(x));
+          }
+          if constexpr (std::is_same_v<T, ir::SizeOp>) {
+            bind(s.results[0], scalar_val(size(op.size, s.span), Scalar::I64));
+          }
+          if constexpr (std::is_same_v<T, ir::CallOp>) {
+            throw Unsupported{"a call of " + op.callee + " remains after inlining"};
+          }
+        },
+        s.op);
+  }
+
+  // --- scalar primitives ---
+  void lower_prim(const ir::Stmt& s, const ir::PrimOp& op) {
+    std::vector<ExprP> args;
+    std::vector<ExprP> masks;
+    for (const ir::Atom& a : op.args) {
+      Val x = atom_val(a);
+      args.push_back(x.scalar);
+      masks.push_back(x.mask);
+    }
+    const Scalar rt = f_.type_of(s.results[0]).elem;
+    const std::string hint = c_hint(s.results[0]);
+    if (rt == Scalar::I64 && is_checked_int(op.prim, args)) {
+      bind(s.results[0], scalar_val(checked_int(s, op.prim, args), Scalar::I64));
+      return;
+    }
+    ExprP e = prim(op.prim, args);
+    if (rt == Scalar::I64 && !as_i64(e)) {
+      // Fold i64 arithmetic on literals as the interpreter computes it.
+      bool all_lit = true;
+      for (const ExprP& a : args) all_lit = all_lit && as_i64(a).has_value();
+      if (all_lit) {
+        std::vector<int64_t> xs;
+        for (const ExprP& a : args) xs.push_back(*as_i64(a));
+        if (auto r = eval_prim_i64(op.prim, xs, nullptr)) e = lit_i64(*r);
+      }
+    }
+    // Strong zeros (interp/eval_prim.cpp): products, quotients and negations of one are one;
+    // sums and differences of strong zeros and literal zeros are one.
+    ExprP mask;
+    if (is_real(rt)) {
+      auto strong = [&](size_t k) { return mask_is(masks[k], kStrongZero); };
+      auto zero_or_strong = [&](size_t k) {
+        const ir::Atom& a = op.args[k];
+        bool lit_zero = !a.is_var && is_real(a.lit.type) && a.lit.real == 0.0;
+        return lit_zero ? lit_bool(true) : strong(k);
+      };
+      ExprP is_strong = lit_bool(false);
+      if (op.prim == Prim::Mul) {
+        is_strong = or_(strong(0), strong(1));
+      } else if (op.prim == Prim::Div || op.prim == Prim::Neg) {
+        is_strong = strong(0);
+      } else if (op.prim == Prim::Add || op.prim == Prim::Sub) {
+        is_strong = and_(or_(strong(0), strong(1)), and_(zero_or_strong(0), zero_or_strong(1)));
+      }
+      if (auto b = as_bool(is_strong); !b || *b) {
+        ExprP flag = declare(is_strong, hint + "_strong");
+        e = select(flag, lit_real(0, rt), e);
+        mask = select(flag, lit_i64(kStrongZero), lit_i64(0));
+      }
+    }
+    ExprP v = declare(e, hint);
+    bind(s.results[0], scalar_val(v, rt, mask ? declare(mask, hint + "_mask") : nullptr));
+  }
+  static bool is_checked_int(Prim p, const std::vector<ExprP>& args) {
+    switch (p) {
+      case Prim::Add:
+      case Prim::Sub:
+      case Prim::Mul:
+      case Prim::Neg:
+      case Prim::Abs:
+      case Prim::FloorDiv:
+      case Prim::Mod:
+      case Prim::ExactDiv:
+        return true;
+      case Prim::ToI64:
+        return is_real(args[0]->type);
+      default:
+        return false;
+    }
+  }
+  ExprP checked_int(const ir::Stmt& s, Prim p, const std::vector<ExprP>& args) {
+    // Literal operands: evaluate now, as the interpreter would, failing at run time if it does.
+    bool all_lit = true;
+    for (const ExprP& a : args) {
+      all_lit = all_lit && a->kind == Expr::Kind::Lit && a->type == Scalar::I64;
+    }
+    Site site_info;
+    site_info.kind = p == Prim::ToI64 ? Site::Kind::RealToI64 : Site::Kind::IntPrim;
+    site_info.span = s.span;
+    site_info.prim = p;
+    if (all_lit) {
+      std::vector<int64_t> xs;
+      for (const ExprP& a : args) xs.push_back(a->lit.integer);
+      if (auto r = eval_prim_i64(p, xs, nullptr)) return lit_i64(*r);
+      fail(site(site_info), args);
+      return lit_i64(0);
+    }
+    // Proven by ranges: no check.
+    if (p == Prim::Add || p == Prim::Sub || p == Prim::Mul) {
+      ExprP e = prim(p, args);
+      if (range(e)) return declare(e, "i");
+    }
+    LocalId l = out_.new_local("i", Scalar::I64);
+    emit(CheckedInt{l, p, args, site(site_info)});
+    return local(out_, l);
+  }
+
+  // --- reads ---
+  // The value of an affine index (overflow-checked unless the ranges prove it fits).
+  ExprP affine(const Affine& a, Span span) {
+    ExprP acc = lit_i64(a.constant_term());
+    int over = -1;
+    auto over_site = [&] {
+      if (over < 0) {
+        Site st;
+        st.kind = Site::Kind::Overflow;
+        st.span = span;
+        st.message = "integer overflow in the index " +
+                     a.to_string([this](int32_t v) { return name_of(v); });
+        over = site(std::move(st));
+      }
+      return over;
+    };
+    for (const auto& [v, c] : a.terms()) {
+      ExprP x = atom(ir::Atom::of(v));
+      ExprP term = mul_i64(lit_i64(c), x);
+      if (!as_i64(term) && !range(term)) term = int_op(Prim::Mul, lit_i64(c), x, over_site());
+      ExprP sum = add_i64(acc, term);
+      if (!as_i64(sum) && !range(sum)) sum = int_op(Prim::Add, acc, term, over_site());
+      acc = sum;
+    }
+    return acc;
+  }
+  ExprP index_value(const ir::IndexExpr& e, Span span) {
+    return e.is_affine ? affine(e.affine, span) : atom(e.computed);
+  }
+  // Fails unless 0 <= i < dims[d] (reporting as the interpreter does).
+  void check_index(ExprP i, const Val& t, size_t d, Span span, Site::Kind kind,
+                   const std::string& name) {
+    const ExprP& n = t.dims[d];
+    auto r = range(i);
+    auto c = as_i64(n);
+    if (r && c && r->first >= 0 && r->second < *c) return;
+    Site st;
+    st.kind = kind;
+    st.span = span;
+    st.message = name;
+    st.dim = static_cast<int>(d);
+    std::vector<ExprP> values{i, n};
+    for (const ExprP& dim : t.dims) {
+      auto k = as_i64(dim);
+      st.shape.push_back(k ? *k : -1);
+      if (!k) values.push_back(dim);
+    }
+    if (values.size() > static_cast<size_t>(kMaxSiteValues)) values.resize(kMaxSiteValues);
+    ExprP ok = and_(prim(Prim::Ge, {i, lit_i64(0)}), prim(Prim::Lt, {i, n}));
+    fail_unless(ok, site(std::move(st)), std::move(values));
+  }
+  // Row-major strides' offset of the leading indices.
+  static ExprP flat_offset(const Val& t, const std::vector<ExprP>& idx) {
+    ExprP off = lit_i64(0);
+    for (size_t d = 0; d < idx.size(); ++d) off = add_i64(mul_i64(off, t.dims[d]), idx[d]);
+    ExprP inner = lit_i64(1);
+    for (size_t d = idx.size(); d < t.dims.size(); ++d) inner = mul_i64(inner, t.dims[d]);
+    return mul_i64(off, inner);
+  }
+  void lower_index(const ir::Stmt& s, const ir::IndexOp& op) {
+    if (!op.tensor.is_var) throw Unsupported{"indexing a literal"};
+    const Val& t = val(op.tensor.var);
+    if (!t.is_tensor()) {
+      if (op.indices.empty()) {
+        bind(s.results[0], t);
+        return;
+      }
+      throw Unsupported{"indexing a value that is not a tensor"};
+    }
+    std::vector<ExprP> idx;
+    for (size_t d = 0; d < op.indices.size(); ++d) {
+      ExprP i = index_value(op.indices[d], s.span);
+      check_index(i, t, d, s.span, Site::Kind::IndexRange, name_of(op.tensor.var));
+      idx.push_back(i);
+    }
+    ExprP off = add_i64(t.offset, flat_offset(t, idx));
+    if (idx.size() == t.dims.size()) {
+      ExprP v = declare(load(t.type, t.pointer, off), c_hint(s.results[0]));
+      bind(s.results[0], scalar_val(v, t.type));
+      return;
+    }
+    std::vector<ExprP> rest(t.dims.begin() + static_cast<ptrdiff_t>(idx.size()), t.dims.end());
+    bind(s.results[0], view(t, off, std::move(rest)));
+  }
+
+  // --- index spaces ---
+  // The extents of an index space; negative ones fail (generators, as the interpreter checks
+  // them before allocating) or give empty ranges.
+  std::vector<ExprP> extents(const std::vector<ir::IndexVar>& ivars, Span span,
+                             bool allow_negative) {
+    std::vector<ExprP> out;
+    for (const ir::IndexVar& iv : ivars) {
+      ExprP e = size(iv.extent, span);
+      if (!allow_negative) {
+        if (auto c = as_i64(e); !c || *c < 0) {
+          Site st;
+          st.kind = Site::Kind::NegativeExtent;
+          st.span = span;
+          st.message = iv.extent.to_string() + " of index " + name_of(iv.var);
+          fail_unless(prim(Prim::Ge, {e, lit_i64(0)}), site(std::move(st)), {e});
+        }
+      }
+      out.push_back(e);
+    }
+    return out;
+  }
+  // Nested For loops over `ivars` (row-major), the index variables bound; `body` gets the
+  // point's row-major number.
+  template <class F>
+  void for_points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& ext,
+                  bool parallel, F&& body) {
+    points(ivars, ext, 0, lit_i64(0), parallel, body);
+  }
+  template <class F>
+  void points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& extents, size_t d,
+              ExprP linear, bool parallel, F& body) {
+    if (d == ivars.size()) {
+      body(linear);
+      return;
+    }
+    LocalId i = out_.new_local(c_hint(ivars[d].var), Scalar::I64);
+    ExprP end = extents[d];
+    if (auto c = as_i64(end)) {
+      if (*c <= 0) return;  // no point: nothing runs (the interpreter skips the body too)
+      ranges_[i] = Interval{0, *c - 1};
+    } else if (auto r = range(end); r && r->second >= 1) {
+      ranges_[i] = Interval{0, r->second - 1};
+    }
+    bind(ivars[d].var, scalar_val(local(out_, i), Scalar::I64));
+    Body b = nested([&] {
+      points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)), false,
+             body);
+    });
+    emit(For{i, lit_i64(0), end, std::move(b), parallel && d == 0});
+  }
+
+  // --- generators ---
+  void lower_gen(const ir::Stmt& s, const ir::GenOp& op) {
+    const ir::VarId v = s.results[0];
+    std::vector<ExprP> ext = extents(op.ivars, s.span, false);
+    Val dst = alloc_for(v, s.span);
+    const size_t r = op.ivars.size();
+    std::vector<ExprP> inner_dims(dst.dims.begin() + static_cast<ptrdiff_t>(r), dst.dims.end());
+    Val inner = dst;
+    inner.dims = inner_dims;
+    ExprP inner_n = inner.numel();
+    const bool parallel = loop_depth_ == 0;
+    if (parallel) out_.uses_parallel = true;
+    ++loop_depth_;
+    for_points(op.ivars, ext, parallel, [&](const ExprP& point) {
+      Val slot = view(dst, add_i64(dst.offset, mul_i64(point, inner_n)), inner_dims);
+      std::vector<Val> dests{slot};
+      lower_block(op.body, &dests);
+    });
+    --loop_depth_;
+    bind(v, dst);
+  }
+
+  // --- reductions ---
+  void lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
+    const ir::VarId v = s.results[0];
+    const Type& t = f_.type_of(v);
+    const bool is_sum = op.kind == ir::ReduceKind::Sum;
+    const std::string hint = c_hint(v);
+    // Masks of the terms: `live` counts terms that are not masked, `strong` whether one was a
+    // strong zero; only kept when a term can be masked.
+    LocalId live = -1, strong = -1, have = -1;
+    std::vector<ExprP> ext = extents(op.ivars, s.span, true);
+    ExprP points = lit_i64(1);
+    for (const ExprP& e : ext) {
+      points = mul_i64(points, select(prim(Prim::Gt, {e, lit_i64(0)}), lit_i64(1), lit_i64(0)));
+    }
+    auto start_flags = [&] {
+      live = mutable_local(hint + "_live", Scalar::Bool, lit_bool(false));
+      strong = mutable_local(hint + "_strong", Scalar::Bool, lit_bool(false));
+    };
+    const bool int_extreme = t.elem == Scalar::I64 && !is_sum;
+    const int overflow =
+        message_site(s.span, "integer overflow in a sum of i64 values");
+    if (t.is_scalar()) {
+      ExprP start = t.elem == Scalar::I64 ? lit_i64(0)
+                    : is_sum              ? lit_real(0, t.elem)
+                                          : lit_real(op.kind == ir::ReduceKind::Max
+                                                         ? -std::numeric_limits<double>::infinity()
+                                                         : std::numeric_limits<double>::infinity(),
+                                                     t.elem);
+      LocalId acc = mutable_local(hint, t.elem, start);
+      if (int_extreme) have = mutable_local(hint + "_have", Scalar::Bool, lit_bool(false));
+      bool masked_terms = false;
+      Body flags_decl = nested(start_flags);
+      ++loop_depth_;
+      for_points(op.ivars, ext, false, [&](const ExprP&) {
+        std::vector<Val> res = lower_block(op.body, nullptr);
+        const Val& x = res.at(0);
+        ExprP acc_e = local(out_, acc);
+        Body combine = nested([&] {
+          if (t.elem == Scalar::I64) {
+            if (is_sum) {
+              emit(Assign{acc, int_op(Prim::Add, acc_e, x.scalar, overflow)});
+            } else {
+              Prim cmp = op.kind == ir::ReduceKind::Max ? Prim::Gt : Prim::Lt;
+              emit(Assign{acc, select(or_(not_(local(out_, have)), prim(cmp, {x.scalar, acc_e})),
+                                      x.scalar, acc_e)});
+              emit(Assign{have, lit_bool(true)});
+            }
+          } else {
+            emit(Assign{acc, real_combine(op.kind, acc_e, x.scalar)});
+          }
+        });
+        if (x.mask && !as_i64(x.mask)) {
+          masked_terms = true;
+          emit(Assign{live, or_(local(out_, live), mask_is(x.mask, 0))});
+          emit(Assign{strong, or_(local(out_, strong), mask_is(x.mask, kStrongZero))});
+          if (is_sum) {
+            emit(If{mask_is(x.mask, 0), std::move(combine), {}});
+            return;
+          }
+        }
+        for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
+      });
+      --loop_depth_;
+      if (masked_terms) {
+        // The flags must be declared before the loop: move their declarations in front of it.
+        Body& b = *bodies_.back();
+        auto at = std::find_if(b.begin(), b.end(), [&](const Stmt& st) {
+          const auto* d = std::get_if<Declare>(&st.op);
+          return d != nullptr && d->local == acc;
+        });
+        b.insert(at, flags_decl.begin(), flags_decl.end());
+      }
+      if (int_extreme) {
+        fail_unless(local(out_, have),
+                    message_site(s.span, std::string(ast::to_string(op.kind)) +
+                                             " over an empty range of integers has no value"));
+      }
+      ExprP mask;
+      if (is_sum) mask = sum_mask(masked_terms, live, strong, points);
+      bind(v, scalar_val(local(out_, acc), t.elem, mask ? declare(mask, hint + "_mask") : nullptr));
+      return;
+    }
+    // A tensor-valued reduction accumulates elementwise into its destination.
+    Val dst = alloc_for(v, s.span);
+    if (t.elem != Scalar::I64 || is_sum) {
+      ExprP start = t.elem == Scalar::I64 ? lit_i64(0)
+                    : is_sum              ? lit_real(0, t.elem)
+                                          : lit_real(op.kind == ir::ReduceKind::Max
+                                                         ? -std::numeric_limits<double>::infinity()
+                                                         : std::numeric_limits<double>::infinity(),
+                                                     t.elem);
+      emit(Fill{dst.pointer, dst.offset, dst.numel(), start});
+    } else {
+      have = mutable_local(hint + "_have", Scalar::Bool, lit_bool(false));
+    }
+    bool masked_terms = false;
+    Body flags_decl = nested(start_flags);
+    const size_t flags_at = bodies_.back()->size();
+    ++loop_depth_;
+    for_points(op.ivars, ext, false, [&](const ExprP&) {
+      std::vector<Val> res = lower_block(op.body, nullptr);
+      const Val& x = res.at(0);
+      Body combine = nested([&] {
+        if (have >= 0) {
+          Body first = nested([&] { copy(dst, x); });
+          Body rest = nested([&] {
+            emit(Combine{op.kind, dst.pointer, dst.offset, x.pointer, x.offset, dst.numel(), -1});
+          });
+          emit(If{local(out_, have), std::move(rest), std::move(first)});
+          emit(Assign{have, lit_bool(true)});
+        } else {
+          emit(Combine{op.kind, dst.pointer, dst.offset, x.pointer, x.offset, dst.numel(),
+                       t.elem == Scalar::I64 ? overflow : -1});
+        }
+      });
+      if (x.mask && !as_i64(x.mask)) {
+        masked_terms = true;
+        emit(Assign{live, or_(local(out_, live), mask_is(x.mask, 0))});
+        emit(Assign{strong, or_(local(out_, strong), mask_is(x.mask, kStrongZero))});
+        if (is_sum) {
+          emit(If{mask_is(x.mask, 0), std::move(combine), {}});
+          return;
+        }
+      }
+      for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
+    });
+    --loop_depth_;
+    if (masked_terms) {
+      Body& b = *bodies_.back();
+      b.insert(b.begin() + static_cast<ptrdiff_t>(flags_at), flags_decl.begin(), flags_decl.end());
+    }
+    if (have >= 0) {
+      ExprP nonempty = prim(Prim::Gt, {dst.numel(), lit_i64(0)});
+      fail_unless(or_(local(out_, have), not_(nonempty)),
+                  message_site(s.span, std::string(ast::to_string(op.kind)) +
+                                           " over an empty range of integers has no value"));
+    }
+    Val out = dst;
+    if (is_sum) out.mask = declare(sum_mask(masked_terms, live, strong, points), hint + "_mask");
+    bind(v, out);
+  }
+  static ExprP real_combine(ir::ReduceKind how, ExprP acc, ExprP x) {
+    switch (how) {
+      case ir::ReduceKind::Sum:
+        return prim(Prim::Add, {std::move(acc), std::move(x)});
+      case ir::ReduceKind::Max:
+        return prim(Prim::Max, {std::move(acc), std::move(x)});  // emitted as max_combine
+      case ir::ReduceKind::Min:
+        return prim(Prim::Min, {std::move(acc), std::move(x)});
+    }
+    return acc;
+  }
+  // A sum's mask: ordinary when a term was live; else a strong zero when a term was one, and an
+  // empty sum otherwise (interp/eval_regions.cpp).
+  ExprP sum_mask(bool masked_terms, LocalId live, LocalId strong, const ExprP& points) {
+    if (!masked_terms) {
+      return select(prim(Prim::Gt, {points, lit_i64(0)}), lit_i64(0), lit_i64(kEmptySum));
+    }
+    return select(local(out_, live), lit_i64(0),
+                  select(local(out_, strong), lit_i64(kStrongZero), lit_i64(kEmptySum)));
+  }
+
+  // --- guards and conditionals ---
+  std::vector<Val> slots_for(const ir::Stmt& s, bool masked) {
+    std::vector<Val> slots;
+    for (ir::VarId v : s.results) {
+      const Type& t = f_.type_of(v);
+      if (t.is_tensor()) {
+        slots.push_back(alloc_for(v, s.span));
+      } else {
+        slots.push_back(make_slot(t, s.span, c_hint(v), masked));
+      }
+    }
+    return slots;
+  }
+  void lower_guard(const ir::Stmt& s, const ir::GuardOp& op) {
+    std::vector<Val> slots = slots_for(s, true);
+    whole_pred_ = op.pred;
+    ExprP holds = pred(op.pred, s.span);
+    Body then_body = nested([&] { lower_block(op.body, &slots); });
+    Body else_body = nested([&] {
+      for (const Val& sl : slots) assign_zero(sl);
+    });
+    if (auto c = as_bool(holds)) {
+      for (Stmt& st : *c ? then_body : else_body) bodies_.back()->push_back(std::move(st));
+    } else {
+      emit(If{holds, std::move(then_body), std::move(else_body)});
+    }
+    for (size_t k = 0; k < s.results.size(); ++k) bind(s.results[k], slots[k]);
+  }
+  void lower_if(const ir::Stmt& s, const ir::IfOp& op) {
+    std::vector<Val> slots = slots_for(s, true);
+    ExprP c = atom(op.cond);
+    Body then_body = nested([&] { lower_block(op.then_branch, &slots); });
+    Body else_body = nested([&] { lower_block(op.else_branch, &slots); });
+    emit(If{c, std::move(then_body), std::move(else_body)});
+    for (size_t k = 0; k < s.results.size(); ++k) bind(s.results[k], slots[k]);
+  }
+  // A predicate's truth, short-circuiting like the interpreter (Pred::eval), with overflow
+  // checks only where the ranges cannot rule overflow out.
+  ExprP pred(const Pred& p, Span span) {
+    switch (p.kind) {
+      case Pred::Kind::True:
+        return lit_bool(true);
+      case Pred::Kind::False:
+        return lit_bool(false);
+      case Pred::Kind::Atom: {
+        ExprP a = atom(ir::Atom::of(p.atom));
+        return p.negated ? not_(a) : a;
+      }
+      case Pred::Kind::Ge0:
+      case Pred::Kind::Eq0: {
+        Site st;
+        st.kind = Site::Kind::Overflow;
+        st.span = span;
+        st.message = "integer overflow while evaluating the predicate " +
+                     whole_pred_.to_string([this](int32_t v) { return name_of(v); });
+        ExprP a = affine_checked(p.expr, st);
+        return prim(p.kind == Pred::Kind::Ge0 ? Prim::Ge : Prim::Eq, {a, lit_i64(0)});
+      }
+      case Pred::Kind::And:
+      case Pred::Kind::Or: {
+        const bool is_and = p.kind == Pred::Kind::And;
+        // Pure when no conjunct needs statements: one expression.
+        Body probe;
+        std::vector<ExprP> parts;
+        bool pure = true;
+        {
+          bodies_.push_back(&probe);
+          for (const Pred& k : p.kids) parts.push_back(pred(k, span));
+          bodies_.pop_back();
+          pure = probe.empty();
+        }
+        if (pure) {
+          ExprP acc = lit_bool(is_and);
+          for (ExprP& e : parts) acc = is_and ? and_(acc, e) : or_(acc, e);
+          return acc;
+        }
+        // Short-circuit with statements: r = kid0; if (r == is_and) r = kid1; ...
+        LocalId r = mutable_local("holds", Scalar::Bool, lit_bool(is_and));
+        for (const Pred& k : p.kids) {
+          Body b = nested([&] { emit(Assign{r, pred(k, span)}); });
+          emit(If{is_and ? local(out_, r) : not_(local(out_, r)), std::move(b), {}});
+        }
+        return local(out_, r);
+      }
+    }
+    return lit_bool(false);
+  }
+  ExprP affine_checked(const Affine& a, const Site& st) {
+    ExprP acc = lit_i64(a.constant_term());
+    int over = -1;
+    auto over_site = [&] {
+      if (over < 0) over = site(st);
+      return over;
+    };
+    for (const auto& [v, c] : a.terms()) {
+      ExprP x = atom(ir::Atom::of(v));
+      ExprP term = mul_i64(lit_i64(c), x);
+      if (!as_i64(term) && !range(term)) term = int_op(Prim::Mul, lit_i64(c), x, over_site());
+      ExprP sum = add_i64(acc, term);
+      if (!as_i64(sum) && !range(sum)) sum = int_op(Prim::Add, acc, term, over_site());
+      acc = sum;
+    }
+    return acc;
+  }
+
+  // --- loops ---
+  void lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
+    const size_t n = op.state.size();
+    const bool saving = op.saves_states;
+    // The state: scalars in locals, tensors in two buffers (current, next) swapped per step.
+    std::vector<Val> cur(n), next(n);
+    for (size_t k = 0; k < n; ++k) {
+      const Type& t = f_.type_of(op.state[k]);
+      const std::string hint = c_hint(op.state[k]);
+      if (t.is_tuple) throw Unsupported{"a loop state of tuple type"};
+      if (t.is_tensor()) {
+        cur[k] = alloc_tensor(t.elem, shape_of(t, s.span), s.span, hint);
+        next[k] = alloc_tensor(t.elem, cur[k].dims, s.span, hint + "_next");
+      } else {
+        cur[k] = scalar_val(local(out_, mutable_local(hint, t.elem, nullptr)), t.elem);
+      }
+    }
+    for (size_t k = 0; k < n; ++k) {
+      Val init = atom_val(op.init[k]);
+      init.mask = nullptr;
+      assign(cur[k], init);
+      Val st = cur[k];
+      bind(op.state[k], st);
+    }
+    // Saved states: a stack per state variable.
+    std::vector<Val> stacks(n);
+    std::vector<int64_t> numels(n, 1);
+    std::vector<int> save_sites(n, -1);
+    std::vector<int64_t> allowed(n, INT64_MAX);
+    LocalId iters = mutable_local("iterations", Scalar::I64, lit_i64(0));
+    ExprP count;
+    if (!op.is_while) {
+      count = atom(op.count);
+      count = declare(select(prim(Prim::Gt, {count, lit_i64(0)}), count, lit_i64(0)), "count");
+    }
+    if (saving) {
+      for (size_t k = 0; k < n; ++k) {
+        auto c = as_i64(cur[k].is_tensor() ? cur[k].numel() : lit_i64(1));
+        if (!c) throw Unsupported{"a saving loop whose state's shape is only known at run time"};
+        numels[k] = *c;
+        if (*c > 0) allowed[k] = in_.max_tensor_elements / *c;
+        Site st;
+        st.kind = Site::Kind::SavedStates;
+        st.span = s.span;
+        st.message = name_of(op.state[k]);
+        st.shape = {in_.max_tensor_elements};
+        save_sites[k] = site(std::move(st));
+        const Scalar elem = f_.type_of(op.state[k]).elem;
+        stacks[k].kind = Val::Kind::Tensor;
+        stacks[k].type = elem;
+        stacks[k].offset = lit_i64(0);
+        if (!op.is_while) {
+          ExprP rows = allowed[k] == INT64_MAX
+                           ? count
+                           : select(prim(Prim::Lt, {count, lit_i64(allowed[k])}), count,
+                                    lit_i64(allowed[k]));
+          ExprP elems = mul_i64(rows, lit_i64(*c));
+          if (auto e = as_i64(elems)) {
+            stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
+            emit(Alloc{stacks[k].pointer, lit_i64(*e), -1, buffers_++});
+          } else {
+            out_.uses_heap = true;
+            stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
+            emit(Alloc{stacks[k].pointer, declare(elems, "n"), -1, buffers_++});
+          }
+        } else {
+          out_.uses_heap = true;
+          stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
+          emit(StackInit{stacks[k].pointer});
+        }
+      }
+    }
+    auto save = [&](const ExprP& it) {
+      for (size_t k = 0; k < n && saving; ++k) {
+        if (allowed[k] != INT64_MAX) {
+          fail_unless(prim(Prim::Lt, {it, lit_i64(allowed[k])}), save_sites[k],
+                      {add_i64(it, lit_i64(1))});
+        }
+        if (op.is_while) emit(StackGrow{stacks[k].pointer, mul_i64(add_i64(it, lit_i64(1)),
+                                                                   lit_i64(numels[k]))});
+        ExprP at = mul_i64(it, lit_i64(numels[k]));
+        if (cur[k].is_tensor()) {
+          emit(Copy{stacks[k].pointer, at, cur[k].pointer, cur[k].offset, lit_i64(numels[k])});
+        } else {
+          emit(Store{stacks[k].pointer, at, cur[k].scalar});
+        }
+      }
+    };
+    auto step = [&] {
+      std::vector<Val> dests(n);
+      for (size_t k = 0; k < n; ++k) {
+        if (cur[k].is_tensor()) dests[k] = next[k];
+      }
+      // Scalars are staged in fresh locals first: the body may yield the state in another
+      // order.
+      std::vector<ir::VarId> placed;
+      std::map<ir::VarId, int> uses;
+      for (const ir::Atom& a : op.body.results) {
+        if (a.is_var) ++uses[a.var];
+      }
+      for (size_t k = 0; k < n; ++k) {
+        const ir::Atom& a = op.body.results[k];
+        if (cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var)) {
+          pending_dest_[a.var] = next[k];
+          placed.push_back(a.var);
+        }
+      }
+      for (const ir::Stmt& st : op.body.stmts) lower_stmt(st);
+      for (ir::VarId v : placed) pending_dest_.erase(v);
+      std::vector<ExprP> staged(n);
+      for (size_t k = 0; k < n; ++k) {
+        Val r = atom_val(op.body.results[k]);
+        if (cur[k].is_tensor()) {
+          if (!(r.pointer == next[k].pointer && r.offset == next[k].offset)) copy(next[k], r);
+        } else {
+          LocalId l = out_.new_local(c_hint(op.state[k]) + "_next", cur[k].type);
+          emit(Declare{l, r.scalar});
+          staged[k] = local(out_, l);
+        }
+      }
+      for (size_t k = 0; k < n; ++k) {
+        if (cur[k].is_tensor()) {
+          emit(Swap{cur[k].pointer, next[k].pointer});
+        } else {
+          emit(Assign{cur[k].scalar->local, staged[k]});
+        }
+      }
+    };
+    ++loop_depth_;
+    if (!op.is_while) {
+      LocalId it = out_.new_local(op.iter >= 0 ? c_hint(op.iter) : "it", Scalar::I64);
+      if (auto c = as_i64(count); c && *c > 0) ranges_[it] = Interval{0, *c - 1};
+      if (auto r = range(count); r && r->second > 0) ranges_[it] = Interval{0, r->second - 1};
+      if (op.iter >= 0) bind(op.iter, scalar_val(local(out_, it), Scalar::I64));
+      Body b = nested([&] {
+        save(local(out_, it));
+        step();
+      });
+      emit(For{it, lit_i64(0), count, std::move(b), false});
+      emit(Assign{iters, count});
+    } else {
+      const int limit_site = [&] {
+        Site st;
+        st.kind = Site::Kind::WhileLimit;
+        st.span = s.span;
+        st.help =
+            "if it should run longer, raise the limit with --max-iterations N (0: no limit; in "
+            "the C++ API, EvalOptions::max_while_iterations)";
+        return site(std::move(st));
+      }();
+      Body b = nested([&] {
+        std::vector<Val> c = lower_block(op.cond, nullptr);
+        Body stop = nested([&] { emit(Break{}); });
+        emit(If{not_(c.at(0).scalar), std::move(stop), {}});
+        ExprP mw = local(out_, max_while_);
+        fail_unless(or_(prim(Prim::Le, {mw, lit_i64(0)}),
+                        prim(Prim::Lt, {local(out_, iters), mw})),
+                    limit_site, {mw});
+        save(local(out_, iters));
+        step();
+        emit(Assign{iters, add_i64(local(out_, iters), lit_i64(1))});
+      });
+      emit(Forever{std::move(b)});
+    }
+    --loop_depth_;
+    for (size_t k = 0; k < n; ++k) bind(s.results[k], cur[k]);
+    if (saving) {
+      ExprP T = local(out_, iters);
+      bind(s.results[n], scalar_val(T, Scalar::I64));
+      for (const ir::SizeVar& sv : f_.size_vars) {
+        if (sv.param == -1 && sv.var == s.results[n]) sizes_[sv.name] = T;
+      }
+      for (size_t k = 0; k < n; ++k) {
+        Val st = stacks[k];
+        st.dims = {T};
+        if (cur[k].is_tensor()) st.dims.insert(st.dims.end(), cur[k].dims.begin(), cur[k].dims.end());
+        bind(s.results[n + 1 + k], st);
+      }
+    }
+  }
+
+  // --- scatter-add ---
+  void lower_accum(const ir::Stmt& s, const ir::AccumOp& op) {
+    const ir::VarId v = s.results[0];
+    const Type& t = f_.type_of(v);
+    Val dst = alloc_for(v, s.span);
+    std::vector<ExprP> ext = extents(op.ivars, s.span, true);
+    emit(Fill{dst.pointer, dst.offset, dst.numel(), zero_of(t.elem)});
+    const size_t r = op.shape.size();
+    std::vector<ExprP> inner_dims(dst.dims.begin() + static_cast<ptrdiff_t>(r), dst.dims.end());
+    Val inner;
+    inner.dims = inner_dims;
+    ExprP inner_n = inner.numel();
+    const int overflow = message_site(s.span, "integer overflow in an accum of i64 values");
+    ++loop_depth_;
+    for_points(op.ivars, ext, false, [&](const ExprP&) {
+      std::vector<Val> res = lower_block(op.body, nullptr);
+      const Val& x = res.at(r);
+      Body add = nested([&] {
+        std::vector<ExprP> idx;
+        for (size_t d = 0; d < r; ++d) {
+          ExprP i = res[d].scalar;
+          check_index(i, dst, d, s.span, Site::Kind::AccumIndex, "");
+          idx.push_back(i);
+        }
+        ExprP off = add_i64(dst.offset, flat_offset(dst, idx));
+        if (x.is_tensor()) {
+          emit(Combine{ir::ReduceKind::Sum, dst.pointer, off, x.pointer, x.offset, inner_n,
+                       t.elem == Scalar::I64 ? overflow : -1});
+        } else if (t.elem == Scalar::I64) {
+          ExprP sum = int_op(Prim::Add, load(t.elem, dst.pointer, off), x.scalar, overflow);
+          emit(Store{dst.pointer, off, sum});
+        } else {
+          emit(Store{dst.pointer, off, prim(Prim::Add, {load(t.elem, dst.pointer, off), x.scalar})});
+        }
+      });
+      if (x.mask && !as_i64(x.mask)) {
+        emit(If{mask_is(x.mask, 0), std::move(add), {}});  // a masked value goes nowhere
+      } else if (!x.mask || *as_i64(x.mask) == 0) {
+        for (Stmt& st : add) bodies_.back()->push_back(std::move(st));
+      }
+    });
+    --loop_depth_;
+    bind(v, dst);
+  }
+
+  const LowerInput& in_;
+  const ir::Function& f_;
+  LoopFunction out_;
+  std::vector<std::optional<Val>> env_;
+  std::vector<Body*> bodies_;
+  std::map<LocalId, Interval> ranges_;
+  std::map<std::string, ExprP> sizes_;
+  std::map<ir::VarId, Val> pending_dest_;
+  Pred whole_pred_;
+  int buffers_ = 0;
+  int loop_depth_ = 0;
+  LocalId max_while_ = -1;
+};
+
+}  // namespace
+
+std::variant<LoopFunction, std::string> lower(const LowerInput& in) {
+  if (in.fn == nullptr) return std::string("no function to lower");
+  if (in.size_values.size() != in.fn->size_vars.size()) {
+    return std::string("size values do not match the function's size variables");
+  }
+  try {
+    return Lowerer(in).run();
+  } catch (const Unsupported& u) {
+    return u.why;
+  }
+}
+
+}  // namespace cot::codegen

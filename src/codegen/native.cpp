@@ -1,0 +1,307 @@
+#include "codegen/native.h"
+
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "ad/inline.h"
+#include "codegen/emit_cpp.h"
+#include "codegen/lower.h"
+#include "codegen/memory_plan.h"
+#include "codegen/runtime.h"
+#include "interp/interpreter.h"
+#include "interp/tensor_ops.h"
+
+namespace cot::codegen {
+
+using cotangent::DType;
+using cotangent::Value;
+
+namespace {
+
+Diagnostic internal_error(Span span, const std::string& what) {
+  return Diagnostic{span, "internal error: " + what, {}, {}};
+}
+
+// The leaves of a type, depth first, with the sizes' values.
+bool leaves_of(const Type& t, const std::map<std::string, int64_t>& sizes, std::vector<Leaf>& out) {
+  if (t.is_tuple) {
+    for (const Type& e : t.elems) {
+      if (!leaves_of(e, sizes, out)) return false;
+    }
+    return true;
+  }
+  Leaf leaf;
+  leaf.type = t.elem;
+  for (const SizeExpr& d : t.shape) {
+    for (const std::string& n : d.vars()) {
+      if (sizes.count(n) == 0) return false;
+    }
+    // A size that does not evaluate (an inexact division) fails in the body first (lower.cpp).
+    auto v = d.eval([&](const std::string& n) -> std::optional<int64_t> { return sizes.at(n); });
+    leaf.shape.push_back(v.value_or(0));
+  }
+  out.push_back(std::move(leaf));
+  return true;
+}
+
+void value_leaves(const Value& v, std::vector<const Value*>& out) {
+  if (v.is_tuple()) {
+    for (const Value& e : v.elems()) value_leaves(e, out);
+    return;
+  }
+  out.push_back(&v);
+}
+
+const void* data_of(const Value& v) {
+  switch (v.dtype()) {
+    case DType::F64:
+      return v.f64_data().data();
+    case DType::F32:
+      return v.f32_data().data();
+    case DType::I64:
+      return v.i64_data().data();
+    case DType::Bool:
+      return v.bool_data().data();
+  }
+  return nullptr;
+}
+
+void* mutable_data_of(Value& v) {
+  switch (v.dtype()) {
+    case DType::F64:
+      return v.f64_mut().data();
+    case DType::F32:
+      return v.f32_mut().data();
+    case DType::I64:
+      return v.i64_mut().data();
+    case DType::Bool:
+      return v.bool_mut().data();
+  }
+  return nullptr;
+}
+
+// Builds the result value of type `t` from its leaves, in order.
+Value assemble(const Type& t, std::vector<Value>& leaves, size_t& next) {
+  if (t.is_tuple) {
+    std::vector<Value> elems;
+    for (const Type& e : t.elems) elems.push_back(assemble(e, leaves, next));
+    return Value::tuple(std::move(elems));
+  }
+  return std::move(leaves.at(next++));
+}
+
+std::string shape_with(const std::vector<int64_t>& shape, const std::vector<int64_t>& values,
+                       size_t first_runtime) {
+  std::vector<int64_t> s = shape;
+  size_t k = first_runtime;
+  for (int64_t& d : s) {
+    if (d == -1 && k < values.size()) d = values[k++];
+  }
+  return interp::shape_string(s);
+}
+
+}  // namespace
+
+Diagnostic NativeFunction::error(int site, const std::vector<int64_t>& v) const {
+  if (site < 0 || static_cast<size_t>(site) >= sites_.size()) {
+    return internal_error(Span{}, "compiled code reported an unknown failure " +
+                                      std::to_string(site));
+  }
+  const Site& s = sites_[static_cast<size_t>(site)];
+  auto value = [&](size_t k) { return k < v.size() ? v[k] : 0; };
+  Diagnostic d{s.span, s.message, s.help, {}};
+  switch (s.kind) {
+    case Site::Kind::Message:
+    case Site::Kind::Overflow:
+      break;
+    case Site::Kind::IndexRange:
+      d.message = "index " + std::to_string(value(0)) + " is out of range for dimension " +
+                  std::to_string(s.dim) + " of " + s.message + ", which has shape " +
+                  shape_with(s.shape, v, 2);
+      break;
+    case Site::Kind::AccumIndex:
+      d.message = "index " + std::to_string(value(0)) + " is out of range for dimension " +
+                  std::to_string(s.dim) + " of the accumulated tensor, which has shape " +
+                  shape_with(s.shape, v, 2);
+      break;
+    case Site::Kind::IntPrim: {
+      const int arity = prim_info(s.prim).arity;
+      std::vector<int64_t> xs(v.begin(), v.begin() + std::min<size_t>(v.size(), arity));
+      std::string why;
+      if (eval_prim_i64(s.prim, xs, &why) || why.empty()) {
+        why = "integer overflow in " + std::string(prim_info(s.prim).name);
+      }
+      if (s.prim != Prim::ExactDiv) why += ": " + spell_application(s.prim, xs);
+      d.message = why;
+      break;
+    }
+    case Site::Kind::RealToI64: {
+      double x = 0;
+      const int64_t bits = value(0);
+      std::memcpy(&x, &bits, sizeof x);
+      std::string why;
+      convert_real_to_i64(x, &why);
+      d.message = why;
+      break;
+    }
+    case Site::Kind::WhileLimit:
+      d.message = "the while loop did not finish within " + std::to_string(value(0)) +
+                  " iterations";
+      break;
+    case Site::Kind::SavedStates:
+      d.message = "the saved states of " + s.message + " in a loop of " +
+                  std::to_string(value(0)) +
+                  " or more iterations would make a tensor of more than the limit of " +
+                  std::to_string(s.shape.empty() ? 0 : s.shape[0]) + " elements";
+      break;
+    case Site::Kind::TensorLimit:
+      d.message = "a tensor of shape " + s.message + " has " + std::to_string(value(0)) +
+                  " elements, more than the limit of " + std::to_string(value(1));
+      break;
+    case Site::Kind::NegativeExtent:
+      d.message = "the extent " + s.message + " is negative (" + std::to_string(value(0)) + ")";
+      break;
+  }
+  return d;
+}
+
+int NativeFunction::call_raw(const void* const* inputs, void* const* outputs,
+                             const NativeOptions& options, std::vector<int64_t>* error_values,
+                             int* error_site) const {
+  cot_ctx ctx{};
+  ctx.threads = options.threads;
+  ctx.max_while_iterations = options.max_while_iterations;
+  const int rc = entry_(inputs, outputs, &ctx);
+  if (rc != 0) {
+    if (error_site != nullptr) *error_site = ctx.site;
+    if (error_values != nullptr) error_values->assign(ctx.values, ctx.values + kMaxSiteValues);
+  }
+  return rc;
+}
+
+std::variant<Value, Diagnostic> NativeFunction::call(const std::vector<Value>& args,
+                                                     const NativeOptions& options) const {
+  std::vector<const Value*> in;
+  for (const Value& a : args) value_leaves(a, in);
+  if (in.size() != inputs_.size()) {
+    return internal_error(Span{}, "the compiled " + fn_name_ + " takes " +
+                                      std::to_string(inputs_.size()) + " leaves, given " +
+                                      std::to_string(in.size()));
+  }
+  std::vector<const void*> in_ptrs;
+  for (size_t k = 0; k < in.size(); ++k) {
+    const Leaf& l = inputs_[k];
+    if (interp::scalar_of(in[k]->dtype()) != l.type || in[k]->shape() != l.shape) {
+      return Diagnostic{Span{},
+                        "an argument of " + fn_name_ + " is " + in[k]->type_string() +
+                            " where the function was compiled for " +
+                            interp::type_string(l.type, l.shape),
+                        "compile the function again with arguments of these shapes",
+                        {}};
+    }
+    in_ptrs.push_back(data_of(*in[k]));
+  }
+  std::vector<Value> outs;
+  std::vector<void*> out_ptrs;
+  for (const Leaf& l : outputs_) outs.push_back(Value::zeros(interp::dtype_of(l.type), l.shape));
+  for (Value& o : outs) out_ptrs.push_back(mutable_data_of(o));
+  std::vector<int64_t> values;
+  int site = 0;
+  if (call_raw(in_ptrs.data(), out_ptrs.data(), options, &values, &site) != 0) {
+    return error(site, values);
+  }
+  size_t next = 0;
+  return assemble(result_type_, outs, next);
+}
+
+std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
+    const std::vector<NativeRequest>& requests, const NativeOptions& options) {
+  std::vector<LoopFunction> lowered;
+  std::vector<NativeFunction> fns;
+  std::vector<std::string> names;
+  for (const NativeRequest& r : requests) names.push_back(r.name);
+  for (size_t k = 0; k < requests.size(); ++k) {
+    const ir::Program& program = *requests[k].program;
+    const std::vector<int64_t>& sizes = requests[k].sizes;
+    const ir::Function* f = program.find(names[k]);
+    if (f == nullptr) {
+      return Diagnostic{Span{}, "there is no function named '" + names[k] + "' in the module",
+                        {}, {}};
+    }
+    ir::Function inlined;
+    try {
+      inlined = ad::inline_calls(program, names[k]);
+    } catch (const std::exception& e) {
+      return internal_error(f->span, "cannot inline the calls of " + names[k] + ": " + e.what());
+    }
+    std::map<std::string, int64_t> by_name;
+    for (size_t j = 0; j < f->size_vars.size() && j < sizes.size(); ++j) {
+      if (f->size_vars[j].param != -1) by_name[f->size_vars[j].name] = sizes[j];
+    }
+    LowerInput in;
+    in.fn = &inlined;
+    in.name = "cot_fn" + std::to_string(k);
+    in.max_tensor_elements = options.max_tensor_elements;
+    for (const ir::SizeVar& sv : inlined.size_vars) {
+      auto it = by_name.find(sv.name);
+      in.size_values.push_back(sv.param != -1 && it != by_name.end() ? it->second : 0);
+    }
+    auto l = lower(in);
+    if (auto* why = std::get_if<std::string>(&l)) {
+      return internal_error(f->span,
+                            "the native backend cannot compile " + names[k] + ": " + *why);
+    }
+    LoopFunction lf = std::get<LoopFunction>(std::move(l));
+    plan_memory(lf);
+    NativeFunction nf;
+    nf.fn_name_ = names[k];
+    nf.sites_ = lf.sites;
+    nf.result_type_ = f->result_type;
+    nf.sizes_ = sizes;
+    for (size_t i = 0; i < f->params.size(); ++i) {
+      if (!leaves_of(f->param_type(i), by_name, nf.inputs_)) {
+        return internal_error(f->span, "a parameter's shape of " + names[k] + " has no value");
+      }
+    }
+    if (!leaves_of(f->result_type, by_name, nf.outputs_)) {
+      return internal_error(f->span, "the result's shape of " + names[k] + " has no value");
+    }
+    lowered.push_back(std::move(lf));
+    fns.push_back(std::move(nf));
+  }
+  std::vector<const LoopFunction*> ptrs;
+  for (const LoopFunction& lf : lowered) ptrs.push_back(&lf);
+  const std::string source = emit_translation_unit(ptrs);
+  auto compiled = compile_and_load(source, options.compiler);
+  if (auto* why = std::get_if<std::string>(&compiled)) {
+    return internal_error(Span{}, *why);
+  }
+  const CompileResult& c = std::get<CompileResult>(compiled);
+  for (size_t k = 0; k < fns.size(); ++k) {
+    NativeFunction& nf = fns[k];
+    nf.object_ = c.object;
+    nf.entry_ = reinterpret_cast<EntryPoint>(c.object->symbol("cot_fn" + std::to_string(k)));
+    if (nf.entry_ == nullptr) {
+      return internal_error(Span{}, "the compiled code has no entry point for " + names[k]);
+    }
+    nf.compile_seconds_ = c.seconds;
+    nf.cache_hit_ = c.cache_hit;
+    nf.source_ = source;
+  }
+  return fns;
+}
+
+std::variant<Value, Diagnostic> evaluate_native(const ir::Program& program, const std::string& fn,
+                                                const std::vector<Value>& args,
+                                                const NativeOptions& options) {
+  auto sizes = interp::bind_sizes(program, fn, args);
+  if (auto* d = std::get_if<Diagnostic>(&sizes)) return std::move(*d);
+  auto fns = compile_native({NativeRequest{&program, fn, std::get<std::vector<int64_t>>(sizes)}},
+                            options);
+  if (auto* d = std::get_if<Diagnostic>(&fns)) return std::move(*d);
+  return std::get<std::vector<NativeFunction>>(fns).front().call(args, options);
+}
+
+}  // namespace cot::codegen
