@@ -23,8 +23,10 @@ namespace cot::codegen {
 namespace fs = std::filesystem;
 
 std::vector<std::string> default_flags() {
-  return {"-std=c++20", "-O3",  "-march=native", "-fopenmp", "-ffp-contract=off",
-          "-fPIC",      "-shared", "-w"};
+  // -mno-avx512f: GCC 12.2's basic-block vectorizer miscompiles guarded stores with 64-byte
+  // vectors (tests/codegen/compiler_test.cpp has the reproducer; docs/design.md).
+  return {"-std=c++20", "-O3",   "-march=native", "-mno-avx512f", "-fopenmp",
+          "-ffp-contract=off",   "-fPIC", "-shared", "-w"};
 }
 
 std::string default_cache_dir() {

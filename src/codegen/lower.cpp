@@ -544,6 +544,13 @@ class Lowerer {
           }
         },
         s.op);
+    // A dynamic size variable takes the value of the statement that binds it (a saving loop's
+    // trip count, or an i64 the optimizer named as a size).
+    for (ir::VarId r : s.results) {
+      for (const ir::SizeVar& sv : f_.size_vars) {
+        if (sv.param == -1 && sv.var == r) sizes_[sv.name] = val(r).scalar;
+      }
+    }
   }
 
   // --- scalar primitives ---
@@ -1237,9 +1244,6 @@ class Lowerer {
     if (saving) {
       ExprP T = local(out_, iters);
       bind(s.results[n], scalar_val(T, Scalar::I64));
-      for (const ir::SizeVar& sv : f_.size_vars) {
-        if (sv.param == -1 && sv.var == s.results[n]) sizes_[sv.name] = T;
-      }
       for (size_t k = 0; k < n; ++k) {
         Val st = stacks[k];
         st.dims = {T};

@@ -63,16 +63,22 @@ usage_error '--max-iterations needs a non-negative integer (0: no limit)' run m.
 usage_error '--max-iterations needs a non-negative integer (0: no limit)' run m.cot third --input in.json \
   --max-iterations 99999999999999999999999
 usage_error '--arg y: `third` has no parameter named `y`' run m.cot third --arg y=y.npy
-usage_error 'unknown backend `llvm`; this version has the reference interpreter (--backend interp)' \
+usage_error 'unknown backend `llvm`; use --backend native (compiled code, the default) or --backend interp (the reference interpreter)' \
   run m.cot third --input in.json --backend llvm
-usage_error 'unknown backend `gpu`; this version has the reference interpreter (--backend interp)' \
+usage_error 'unknown backend `gpu`; use --backend native (compiled code, the default) or --backend interp (the reference interpreter)' \
   cost m.cot third --input in.json --backend=gpu
 
-# The default backend, named explicitly, is fine; so are --flag=value spellings.
+# Both backends, named explicitly, are fine; so are --flag=value spellings.
 cot run m.cot third --input=in.json --backend interp --max-iterations=5
 expect_status 0
 expect_err_empty
 expect_out '{"result": 0.5}'
+cot run m.cot third --input=in.json --backend=native --threads 1
+expect_status 0
+expect_err_empty
+expect_out '{"result": 0.5}'
+usage_error '--threads needs a number of threads (0: all cores)' run m.cot third --input in.json \
+  --threads many
 
 # A directory is not a module: exit 1 with what is wrong.
 mkdir -p adir
