@@ -2,6 +2,7 @@
 // Exit codes: 0 success; 1 an error in the program or its input; 2 wrong usage.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -28,14 +29,18 @@ usage:
   cotangent check FILE
       Parse and check FILE. Prints nothing and exits 0 when the module is fine.
   cotangent run FILE FN --input IN.json [--arg NAME=PATH.npy]... [--output OUT]
-                [--backend interp] [--max-iterations N]
+                [--backend native|interp] [--threads N] [--max-iterations N]
       Evaluate function FN. IN.json is an object with one entry per parameter
       (numbers, booleans, nested arrays for tensors, arrays for tuples);
       `--input -` reads standard input. `--arg NAME=PATH.npy` gives a tensor
       parameter from a NumPy file instead. Prints {"result": VALUE}; with
       --output writes it to OUT instead (a .npy path writes a tensor result).
       A while-loop stops with an error after N iterations (default 100000000;
-      --max-iterations 0 removes the limit).
+      --max-iterations 0 removes the limit). --backend native (the default)
+      compiles FN for the input's shapes with the system C++ compiler and
+      caches the code (under $XDG_CACHE_HOME/cotangent, or the directory in
+      $COTANGENT_CACHE_DIR); --backend interp runs the reference interpreter.
+      --threads N runs parallel loops on N threads (default 0: all cores).
   cotangent print FILE FN [--grad [A,B...] | --jvp [A...] | --vjp [A...]]
       Print the Core IR of FN as source in the language, followed by the user
       functions it calls and the derived functions it calls (each as a def
@@ -46,7 +51,8 @@ usage:
       default every real parameter); the names come right after the flag,
       separated by commas, or as --grad=A,B.
   cotangent grad FILE FN --input IN.json [--arg NAME=PATH.npy]... [--wrt A,B]
-                 [--output OUT.json] [--max-iterations N]
+                 [--output OUT.json] [--backend native|interp] [--threads N]
+                 [--max-iterations N]
       Evaluate FN, which must return a real scalar, and its gradient with
       respect to the parameters A, B (default: every real parameter). Prints
       {"value": V, "grad": {"A": G, "B": G}} with the numbers as run prints
@@ -57,6 +63,15 @@ usage:
       operation counts under the cost model: {"ops": N, "add": N, "mul": N,
       "call": N}. With --grad, --value-and-grad, --jacobian or --hessian,
       count that derivative of FN on the same input instead.
+  cotangent bench FILE FN --input IN.json [--arg NAME=PATH.npy]... [--runs N]
+                  [--grad [A,B] | --value-and-grad [A,B] | --hessian [A]]
+                  [--threads N] [--backend native|interp]
+      Time FN (or, with --grad and the like, that derivative of FN) on the
+      input: compile it once for the input's shapes, run it once to warm up,
+      then N times (default 10), timing each call alone (no reading, no
+      writing, no compiling). Prints {"median_s": T, "min_s": T, "runs": N,
+      "compile_s": T, "cache_hit": B}; compile_s is the time to compile (or
+      load from the cache) the native code.
   cotangent help | --help | -h
       Show this text.
 
@@ -102,6 +117,8 @@ struct Options {
   // --opt N (-1: the library's default) and --dump-after PASS.
   int opt_level = -1;
   std::string dump_after;
+  // bench --runs N.
+  int64_t runs = 10;
 };
 
 // Loads FILE with the optimizer options of the command line; --dump-after texts go to stderr.
@@ -199,6 +216,15 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
         return "--max-iterations needs a non-negative integer (0: no limit)";
       }
       o.max_iterations = n;
+    } else if (is("--runs")) {
+      auto v = value("--runs");
+      char* end = nullptr;
+      errno = 0;
+      long long n = v ? std::strtoll(v->c_str(), &end, 10) : -1;
+      if (!v || v->empty() || *end != '\0' || n < 1 || n > 1000000 || errno == ERANGE) {
+        return "--runs needs a number of runs (1 or more)";
+      }
+      o.runs = n;
     } else if (is("--opt")) {
       auto v = value("--opt");
       if (!v || v->size() != 1 || (*v)[0] < '0' || (*v)[0] > '2') {
@@ -439,6 +465,128 @@ int cmd_grad(const Options& o) {
   return write_output(o, r.value().value, json);
 }
 
+// The leaves of a value (tensors and scalars, tuples depth first), as the compiled code's views.
+void leaves_of(const cotangent::Value& v, std::vector<const cotangent::Value*>& out) {
+  if (v.is_tuple()) {
+    for (const auto& e : v.elems()) leaves_of(e, out);
+  } else {
+    out.push_back(&v);
+  }
+}
+
+const void* data_of(const cotangent::Value& v) {
+  switch (v.dtype()) {
+    case cotangent::DType::F64:
+      return v.f64_data().data();
+    case cotangent::DType::F32:
+      return v.f32_data().data();
+    case cotangent::DType::I64:
+      return v.i64_data().data();
+    case cotangent::DType::Bool:
+      return v.bool_data().data();
+  }
+  return nullptr;
+}
+
+void* mutable_data_of(cotangent::Value& v) {
+  switch (v.dtype()) {
+    case cotangent::DType::F64:
+      return v.f64_mut().data();
+    case cotangent::DType::F32:
+      return v.f32_mut().data();
+    case cotangent::DType::I64:
+      return v.i64_mut().data();
+    case cotangent::DType::Bool:
+      return v.bool_mut().data();
+  }
+  return nullptr;
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n % 2 == 1 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+}
+
+std::string seconds_json(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", s);
+  return buf;
+}
+
+int cmd_bench(const Options& o) {
+  if (o.derivative && (*o.derivative == cotangent::DerivativeKind::Jvp ||
+                       *o.derivative == cotangent::DerivativeKind::Vjp)) {
+    return usage("bench times derivatives that take FN's arguments (--grad, --value-and-grad, "
+                 "--jacobian, --hessian); time a function that calls jvp or vjp instead");
+  }
+  std::optional<cotangent::Module> m;
+  std::vector<cotangent::Value> args;
+  if (int rc = load(o, "bench", m, args); rc != kOk) return rc;
+  const std::string& fn = o.positional[1];
+  std::vector<double> times;
+  double compile_s = 0;
+  bool cache_hit = false;
+  using clock = std::chrono::steady_clock;
+  auto elapsed = [](clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  };
+  if (o.backend == "interp") {
+    auto once = [&]() -> std::optional<std::vector<cotangent::Error>> {
+      if (o.derivative) {
+        auto r = m->value_and_grad(fn, args, o.derivative_wrt, eval_options(o));
+        if (!r) return r.errors();
+      } else {
+        auto r = m->evaluate(fn, args, eval_options(o));
+        if (!r) return r.errors();
+      }
+      return std::nullopt;
+    };
+    if (o.derivative && *o.derivative != cotangent::DerivativeKind::Grad &&
+        *o.derivative != cotangent::DerivativeKind::ValueAndGrad) {
+      return usage("bench --backend interp times functions and gradients");
+    }
+    if (auto e = once()) return report(*e);
+    for (int64_t k = 0; k < o.runs; ++k) {
+      const auto t0 = clock::now();
+      if (auto e = once()) return report(*e);
+      times.push_back(elapsed(t0));
+    }
+  } else {
+    cotangent::CompileOptions co;
+    co.threads = o.threads;
+    co.max_while_iterations = o.max_iterations;
+    auto compiled = m->compile({{fn, o.derivative, o.derivative_wrt, args}}, co);
+    if (!compiled) return report(compiled.errors());
+    const cotangent::CompiledFunction& f = compiled.value().front();
+    compile_s = f.compile_seconds();
+    cache_hit = f.cache_hit();
+    std::vector<const cotangent::Value*> in;
+    for (const auto& a : args) leaves_of(a, in);
+    std::vector<cotangent::TensorRef> in_refs;
+    for (const auto* v : in) in_refs.push_back({v->dtype(), v->shape(), data_of(*v)});
+    std::vector<cotangent::Value> outs;
+    for (const auto& leaf : f.result_leaves()) {
+      outs.push_back(cotangent::Value::zeros(leaf.dtype, leaf.shape));
+    }
+    std::vector<cotangent::MutableTensorRef> out_refs;
+    for (auto& v : outs) out_refs.push_back({v.dtype(), v.shape(), mutable_data_of(v)});
+    auto warm = f.call(in_refs, out_refs);
+    if (!warm) return report(warm.errors());
+    for (int64_t k = 0; k < o.runs; ++k) {
+      const auto t0 = clock::now();
+      auto r = f.call(in_refs, out_refs);
+      times.push_back(elapsed(t0));
+      if (!r) return report(r.errors());
+    }
+  }
+  std::cout << "{\"median_s\": " << seconds_json(median(times))
+            << ", \"min_s\": " << seconds_json(*std::min_element(times.begin(), times.end()))
+            << ", \"runs\": " << o.runs << ", \"compile_s\": " << seconds_json(compile_s)
+            << ", \"cache_hit\": " << (cache_hit ? "true" : "false") << "}\n";
+  return kOk;
+}
+
 int run_command(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kHelp;
@@ -455,8 +603,8 @@ int run_command(int argc, char** argv) {
   }
   Options o;
   if (auto err = parse_options(argc, argv, o)) return usage(*err);
-  if (o.derivative && cmd != "print" && cmd != "cost") {
-    return usage(o.derivative_flag + " is an option of print and cost; `cotangent grad` " +
+  if (o.derivative && cmd != "print" && cmd != "cost" && cmd != "bench") {
+    return usage(o.derivative_flag + " is an option of print, cost and bench; `cotangent grad` " +
                  "evaluates gradients");
   }
   if (o.wrt && cmd != "grad") return usage("--wrt is an option of grad");
@@ -465,6 +613,7 @@ int run_command(int argc, char** argv) {
   if (cmd == "print") return cmd_print(o);
   if (cmd == "cost") return cmd_cost(o);
   if (cmd == "grad") return cmd_grad(o);
+  if (cmd == "bench") return cmd_bench(o);
   return usage("unknown command `" + cmd + "`");
 }
 

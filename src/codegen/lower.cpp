@@ -762,6 +762,8 @@ class Lowerer {
   void for_points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& ext,
                   bool parallel, F&& body) {
     points(ivars, ext, 0, lit_i64(0), parallel, body);
+    tighten_ = nullptr;  // set by the caller for these loops only
+    tighten_strong_ = -1;
   }
   template <class F>
   void points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& extents, size_t d,
@@ -778,12 +780,142 @@ class Lowerer {
     } else if (auto r = range(end); r && r->second >= 1) {
       ranges_[i] = Interval{0, r->second - 1};
     }
+    ExprP begin = lit_i64(0);
+    const size_t implied_before = implied_.size();
+    if (tighten_ != nullptr) {
+      auto [lo, hi] = tightened(*tighten_, ivars, d, end);
+      if (!(as_i64(lo) == int64_t{0} && hi == end)) {
+        // Points outside [lo, hi) fail the guard: strong zeros the sum's mask must count.
+        if (tighten_strong_ >= 0) {
+          emit(Assign{tighten_strong_,
+                      or_(local(out_, tighten_strong_),
+                          or_(prim(Prim::Gt, {lo, lit_i64(0)}), prim(Prim::Lt, {hi, end})))});
+        }
+        begin = declare(lo, "lo");
+        end = declare(hi, "hi");
+      }
+    }
     bind(ivars[d].var, scalar_val(local(out_, i), Scalar::I64));
+    const Pred* saved = tighten_;
+    const Pred* saved_true = guard_true_;
+    if (d + 1 == ivars.size()) {
+      // The body's own regions are not tightened; its guard holds at every point the loops
+      // visit when the bounds used every conjunct.
+      if (tighten_ != nullptr && implies_all(*tighten_)) guard_true_ = tighten_;
+      tighten_ = nullptr;
+    }
     Body b = nested([&] {
       points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)), false,
              body);
     });
-    emit(For{i, lit_i64(0), end, std::move(b), parallel && d == 0});
+    tighten_ = saved;
+    guard_true_ = saved_true;
+    implied_.resize(implied_before);
+    emit(For{i, begin, end, std::move(b), parallel && d == 0});
+  }
+
+  // The range [lo, hi) of index variable d of a region whose every point outside it fails the
+  // guard `p` (loop bounds tightened by predicates: a guarded triangular sum runs a triangular
+  // loop). Uses the conjuncts `±i + rest >= 0` and `±i + rest == 0` whose `rest` mentions only
+  // variables bound outside i and provably does not overflow.
+  std::pair<ExprP, ExprP> tightened(const Pred& p, const std::vector<ir::IndexVar>& ivars,
+                                    size_t d, const ExprP& extent) {
+    ExprP lo = lit_i64(0), hi = extent;
+    std::vector<const Pred*> conj;
+    if (p.kind == Pred::Kind::And) {
+      for (const Pred& k : p.kids) conj.push_back(&k);
+    } else {
+      conj.push_back(&p);
+    }
+    const ir::VarId iv = ivars[d].var;
+    for (const Pred* c : conj) {
+      if (c->kind != Pred::Kind::Ge0 && c->kind != Pred::Kind::Eq0) continue;
+      const int64_t a = c->expr.coeff(iv);
+      if (a != 1 && a != -1) continue;
+      bool later = false;
+      for (size_t e = d + 1; e < ivars.size(); ++e) later = later || c->expr.mentions(ivars[e].var);
+      if (later) continue;
+      std::optional<Affine> rest = Affine::add(c->expr, Affine::var(iv, -a));
+      if (!rest) continue;
+      std::optional<ExprP> r = pure_affine(*rest);
+      if (!r) continue;
+      ExprP neg = sub_i64(lit_i64(0), *r);
+      if (!range(neg) && !as_i64(neg)) continue;
+      // a = 1: i >= -rest (and i == -rest); a = -1: i <= rest (and i == rest).
+      ExprP at = a == 1 ? neg : *r;
+      implied_.push_back(c);
+      if (c->kind == Pred::Kind::Eq0 || a == 1) lo = prim(Prim::Max, {lo, at});
+      if (c->kind == Pred::Kind::Eq0 || a == -1) {
+        hi = prim(Prim::Min, {hi, add_i64(at, lit_i64(1))});
+      }
+    }
+    return {lo, hi};
+  }
+  // Every conjunct of `p` is one of the bounds of the loops being lowered.
+  bool implies_all(const Pred& p) const {
+    auto used = [&](const Pred* c) {
+      return std::find(implied_.begin(), implied_.end(), c) != implied_.end();
+    };
+    if (p.kind != Pred::Kind::And) return used(&p);
+    for (const Pred& k : p.kids) {
+      if (!used(&k)) return false;
+    }
+    return true;
+  }
+  // An affine value as one expression when ranges prove that no step overflows.
+  std::optional<ExprP> pure_affine(const Affine& a) {
+    ExprP acc = lit_i64(a.constant_term());
+    for (const auto& [v, c] : a.terms()) {
+      const auto& x = env_.at(static_cast<size_t>(v));
+      if (!x || x->kind != Val::Kind::Scalar || x->scalar->type != Scalar::I64) return std::nullopt;
+      ExprP term = mul_i64(lit_i64(c), x->scalar);
+      if (!as_i64(term) && !range(term)) return std::nullopt;
+      acc = add_i64(acc, term);
+      if (!as_i64(acc) && !range(acc)) return std::nullopt;
+    }
+    return acc;
+  }
+  // Every affine conjunct of `p` evaluates without overflow at every point (so skipping the
+  // points where it fails cannot skip an error the interpreter would report).
+  bool overflow_free(const Pred& p) {
+    switch (p.kind) {
+      case Pred::Kind::Ge0:
+      case Pred::Kind::Eq0:
+        return pure_affine(p.expr).has_value();
+      case Pred::Kind::And:
+      case Pred::Kind::Or:
+        for (const Pred& k : p.kids) {
+          if (!overflow_free(k)) return false;
+        }
+        return true;
+      default:
+        return true;
+    }
+  }
+  // The guard of a region body that is one guard statement yielding result `k`, or null.
+  static const Pred* single_guard(const ir::Block& body, size_t k) {
+    if (body.stmts.size() != 1 || k >= body.results.size()) return nullptr;
+    const ir::Stmt& st = body.stmts[0];
+    const auto* g = st.as<ir::GuardOp>();
+    const ir::Atom& r = body.results[k];
+    if (g == nullptr || st.results.size() != 1 || !r.is_var || r.var != st.results[0]) {
+      return nullptr;
+    }
+    return &g->pred;
+  }
+  // Whether the loops over `ivars` may skip the points where `p` fails: every affine conjunct
+  // evaluates without overflow anywhere in the index space (checked with the index variables
+  // bound to their ranges).
+  bool may_tighten(const Pred& p, const std::vector<ir::IndexVar>& ivars,
+                   const std::vector<ExprP>& ext) {
+    for (size_t d = 0; d < ivars.size(); ++d) {
+      auto c = as_i64(ext[d]);
+      if (!c || *c <= 0) return false;
+      LocalId probe = out_.new_local("probe", Scalar::I64);
+      ranges_[probe] = Interval{0, *c - 1};
+      bind(ivars[d].var, scalar_val(local(out_, probe), Scalar::I64));
+    }
+    return overflow_free(p);
   }
 
   // --- generators ---
@@ -840,6 +972,12 @@ class Lowerer {
       if (int_extreme) have = mutable_local(hint + "_have", Scalar::Bool, lit_bool(false));
       bool masked_terms = false;
       Body flags_decl = nested(start_flags);
+      const Pred* guard = is_sum ? single_guard(op.body, 0) : nullptr;
+      if (guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
+        tighten_ = guard;
+        tighten_strong_ = strong;
+        masked_terms = true;  // skipped points are strong zeros
+      }
       ++loop_depth_;
       for_points(op.ivars, ext, false, [&](const ExprP&) {
         std::vector<Val> res = lower_block(op.body, nullptr);
@@ -867,6 +1005,9 @@ class Lowerer {
             emit(If{mask_is(x.mask, 0), std::move(combine), {}});
             return;
           }
+        } else if (masked_terms) {
+          // Flags kept for skipped points (tightened bounds): this term is live.
+          emit(Assign{live, lit_bool(true)});
         }
         for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
       });
@@ -906,6 +1047,12 @@ class Lowerer {
     bool masked_terms = false;
     Body flags_decl = nested(start_flags);
     const size_t flags_at = bodies_.back()->size();
+    const Pred* guard = is_sum ? single_guard(op.body, 0) : nullptr;
+    if (guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
+      tighten_ = guard;
+      tighten_strong_ = strong;
+      masked_terms = true;
+    }
     ++loop_depth_;
     for_points(op.ivars, ext, false, [&](const ExprP&) {
       std::vector<Val> res = lower_block(op.body, nullptr);
@@ -931,6 +1078,8 @@ class Lowerer {
           emit(If{mask_is(x.mask, 0), std::move(combine), {}});
           return;
         }
+      } else if (masked_terms) {
+        emit(Assign{live, lit_bool(true)});
       }
       for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
     });
@@ -984,9 +1133,21 @@ class Lowerer {
     return slots;
   }
   void lower_guard(const ir::Stmt& s, const ir::GuardOp& op) {
+    if (&op.pred == guard_true_) {
+      // The loops around it visit only points where it holds: the body's values, unmasked
+      // unless the body masks them itself.
+      bool scalars = true;
+      for (ir::VarId v : s.results) scalars = scalars && f_.type_of(v).is_scalar();
+      if (scalars) {
+        guard_true_ = nullptr;
+        std::vector<Val> res = lower_block(op.body, nullptr);
+        for (size_t k = 0; k < s.results.size(); ++k) bind(s.results[k], res[k]);
+        return;
+      }
+    }
     std::vector<Val> slots = slots_for(s, true);
     whole_pred_ = op.pred;
-    ExprP holds = pred(op.pred, s.span);
+    ExprP holds = &op.pred == guard_true_ ? lit_bool(true) : pred(op.pred, s.span);
     Body then_body = nested([&] { lower_block(op.body, &slots); });
     Body else_body = nested([&] {
       for (const Val& sl : slots) assign_zero(sl);
@@ -1266,6 +1427,12 @@ class Lowerer {
     inner.dims = inner_dims;
     ExprP inner_n = inner.numel();
     const int overflow = message_site(s.span, "integer overflow in an accum of i64 values");
+    // Contributions where a guard fails go nowhere: skip those points.
+    if (const Pred* guard = single_guard(op.body, r);
+        guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
+      tighten_ = guard;
+      tighten_strong_ = -1;
+    }
     ++loop_depth_;
     for_points(op.ivars, ext, false, [&](const ExprP&) {
       std::vector<Val> res = lower_block(op.body, nullptr);
@@ -1307,6 +1474,13 @@ class Lowerer {
   std::map<std::string, ExprP> sizes_;
   std::map<ir::VarId, Val> pending_dest_;
   Pred whole_pred_;
+  // While lowering the loops of a region whose body is one guard: its predicate (points that
+  // fail it are skipped), and the flag that records skipped strong zeros (-1: none kept).
+  const Pred* tighten_ = nullptr;
+  LocalId tighten_strong_ = -1;
+  std::vector<const Pred*> implied_;   // conjuncts the enclosing loops' bounds enforce
+  const Pred* guard_true_ = nullptr;   // a guard those bounds make always true
+
   int buffers_ = 0;
   int loop_depth_ = 0;
   LocalId max_while_ = -1;
