@@ -679,13 +679,21 @@ class Lowerer {
   ExprP index_value(const ir::IndexExpr& e, Span span) {
     return e.is_affine ? affine(e.affine, span) : atom(e.computed);
   }
-  // Fails unless 0 <= i < dims[d] (reporting as the interpreter does).
+  // Fails unless 0 <= i < dims[d] (reporting as the interpreter does). `affine`, when the index
+  // is affine, lets the enclosing guards' facts prove it.
   void check_index(ExprP i, const Val& t, size_t d, Span span, Site::Kind kind,
-                   const std::string& name) {
+                   const std::string& name, const Affine* affine = nullptr) {
     const ExprP& n = t.dims[d];
     auto r = range(i);
     auto c = as_i64(n);
     if (r && c && r->first >= 0 && r->second < *c) return;
+    if (affine != nullptr && c) {
+      std::optional<Affine> upper = Affine::sub(Affine::constant(*c - 1), *affine);
+      if ((r && r->first >= 0 ? true : implied_nonnegative(*affine)) &&
+          ((r && r->second < *c) || (upper && implied_nonnegative(*upper)))) {
+        return;
+      }
+    }
     Site st;
     st.kind = kind;
     st.span = span;
@@ -722,7 +730,8 @@ class Lowerer {
     std::vector<ExprP> idx;
     for (size_t d = 0; d < op.indices.size(); ++d) {
       ExprP i = index_value(op.indices[d], s.span);
-      check_index(i, t, d, s.span, Site::Kind::IndexRange, name_of(op.tensor.var));
+      check_index(i, t, d, s.span, Site::Kind::IndexRange, name_of(op.tensor.var),
+                  op.indices[d].is_affine ? &op.indices[d].affine : nullptr);
       idx.push_back(i);
     }
     ExprP off = add_i64(t.offset, flat_offset(t, idx));
@@ -851,6 +860,36 @@ class Lowerer {
     }
     return {lo, hi};
   }
+  // e >= 0 follows from a known fact f >= 0 (an enclosing guard's conjunct) and the ranges:
+  // e - f is provably non-negative.
+  bool implied_nonnegative(const Affine& e) {
+    for (const Affine& f : facts_) {
+      std::optional<Affine> diff = Affine::sub(e, f);
+      if (!diff) continue;
+      std::optional<ExprP> v = pure_affine(*diff);
+      if (!v) continue;
+      if (auto c = as_i64(*v); c && *c >= 0) return true;
+      if (auto r = range(*v); r && r->first >= 0) return true;
+    }
+    return false;
+  }
+  // The facts a predicate that holds gives: its affine conjuncts (an equality as two).
+  static void facts_of(const Pred& p, std::vector<Affine>& out) {
+    switch (p.kind) {
+      case Pred::Kind::Ge0:
+        out.push_back(p.expr);
+        break;
+      case Pred::Kind::Eq0:
+        out.push_back(p.expr);
+        if (auto neg = Affine::scale(p.expr, -1)) out.push_back(*neg);
+        break;
+      case Pred::Kind::And:
+        for (const Pred& k : p.kids) facts_of(k, out);
+        break;
+      default:
+        break;
+    }
+  }
   // Every conjunct of `p` is one of the bounds of the loops being lowered.
   bool implies_all(const Pred& p) const {
     auto used = [&](const Pred* c) {
@@ -928,6 +967,10 @@ class Lowerer {
     Val inner = dst;
     inner.dims = inner_dims;
     ExprP inner_n = inner.numel();
+    if (interchanged_sum(op, ext, dst)) {
+      bind(v, dst);
+      return;
+    }
     const bool parallel = loop_depth_ == 0;
     if (parallel) out_.uses_parallel = true;
     ++loop_depth_;
@@ -938,6 +981,87 @@ class Lowerer {
     });
     --loop_depth_;
     bind(v, dst);
+  }
+
+  // A small generator of long sums, `for o. sum i. e`, runs as `for i. for o. dst[o] += e`:
+  // each element still adds its terms in the same order (the same rounding), but the inner
+  // loop carries no chain of dependent additions and reads rows where the generator would read
+  // columns (A^T r in a gradient). Only where nothing can fail (the error the interpreter would
+  // report first could differ) and no term can be masked, and the result stays in cache.
+  bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst) {
+    constexpr int64_t kMaxOutputs = 4096;  // 32 KB of f64: the accumulators stay in L1
+    constexpr int64_t kMinTerms = 64;
+    if (op.body.stmts.size() != 1 || op.body.results.size() != 1) return false;
+    const ir::Stmt& st = op.body.stmts[0];
+    const auto* red = st.as<ir::ReduceOp>();
+    const ir::Atom& res = op.body.results[0];
+    if (red == nullptr || red->kind != ir::ReduceKind::Sum || !res.is_var ||
+        st.results[0] != res.var || !f_.type_of(res.var).is_scalar() ||
+        !is_real(f_.type_of(res.var).elem) || dst.dims.size() != op.ivars.size()) {
+      return false;
+    }
+    auto outputs = as_i64(dst.numel());
+    if (!outputs || *outputs > kMaxOutputs || *outputs == 0) return false;
+    std::vector<ExprP> sum_ext;
+    int64_t terms = 1;
+    for (const ir::IndexVar& iv : red->ivars) {
+      std::optional<int64_t> e = iv.extent.eval([&](const std::string& n) -> std::optional<int64_t> {
+        auto it = sizes_.find(n);
+        return it == sizes_.end() ? std::nullopt : as_i64(it->second);
+      });
+      if (!e || *e <= 0) return false;
+      terms *= *e;
+      sum_ext.push_back(lit_i64(*e));
+    }
+    if (terms < kMinTerms) return false;
+    for (const ExprP& e : ext) {
+      if (!as_i64(e)) return false;
+    }
+    // Lower the interchanged loops aside; keep them when the body cannot fail or mask.
+    const Scalar elem = f_.type_of(res.var).elem;
+    bool ok = true;
+    ++loop_depth_;
+    Body b = nested([&] {
+      emit(Fill{dst.pointer, dst.offset, dst.numel(), lit_real(0, elem)});
+      for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
+        for_points(op.ivars, ext, false, [&](const ExprP& point) {
+          std::vector<Val> r = lower_block(red->body, nullptr);
+          const Val& x = r.at(0);
+          ok = ok && x.kind == Val::Kind::Scalar && (!x.mask || as_i64(x.mask) == int64_t{0});
+          ExprP at = add_i64(dst.offset, point);
+          emit(Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
+        });
+      });
+    });
+    --loop_depth_;
+    if (!ok || may_fail(b)) return false;
+    for (Stmt& x : b) bodies_.back()->push_back(std::move(x));
+    return true;
+  }
+  static bool may_fail(const Body& b) {
+    for (const Stmt& s : b) {
+      bool fails = std::visit(
+          [](const auto& op) -> bool {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, Fail> || std::is_same_v<T, CheckedInt> ||
+                          std::is_same_v<T, StackGrow> || std::is_same_v<T, Forever>) {
+              return true;
+            } else if constexpr (std::is_same_v<T, For>) {
+              return may_fail(op.body);
+            } else if constexpr (std::is_same_v<T, If>) {
+              return may_fail(op.then_body) || may_fail(op.else_body);
+            } else if constexpr (std::is_same_v<T, Alloc>) {
+              return !as_i64(op.count);  // a heap allocation can fail
+            } else if constexpr (std::is_same_v<T, Combine>) {
+              return op.site >= 0;
+            } else {
+              return false;
+            }
+          },
+          s.op);
+      if (fails) return true;
+    }
+    return false;
   }
 
   // --- reductions ---
@@ -1140,7 +1264,10 @@ class Lowerer {
       for (ir::VarId v : s.results) scalars = scalars && f_.type_of(v).is_scalar();
       if (scalars) {
         guard_true_ = nullptr;
+        const size_t known = facts_.size();
+        facts_of(op.pred, facts_);
         std::vector<Val> res = lower_block(op.body, nullptr);
+        facts_.resize(known);
         for (size_t k = 0; k < s.results.size(); ++k) bind(s.results[k], res[k]);
         return;
       }
@@ -1148,7 +1275,10 @@ class Lowerer {
     std::vector<Val> slots = slots_for(s, true);
     whole_pred_ = op.pred;
     ExprP holds = &op.pred == guard_true_ ? lit_bool(true) : pred(op.pred, s.span);
+    const size_t known = facts_.size();
+    facts_of(op.pred, facts_);
     Body then_body = nested([&] { lower_block(op.body, &slots); });
+    facts_.resize(known);
     Body else_body = nested([&] {
       for (const Val& sl : slots) assign_zero(sl);
     });
@@ -1479,6 +1609,7 @@ class Lowerer {
   const Pred* tighten_ = nullptr;
   LocalId tighten_strong_ = -1;
   std::vector<const Pred*> implied_;   // conjuncts the enclosing loops' bounds enforce
+  std::vector<Affine> facts_;          // affine facts (>= 0) of the guards being lowered
   const Pred* guard_true_ = nullptr;   // a guard those bounds make always true
 
   int buffers_ = 0;
