@@ -1017,6 +1017,7 @@ class Lowerer {
     for (const ExprP& e : ext) {
       if (!as_i64(e)) return false;
     }
+    if (strided_by_generator(red->body, op.ivars)) return false;
     // Lower the interchanged loops aside; keep them when the body cannot fail or mask.
     const Scalar elem = f_.type_of(res.var).elem;
     bool ok = true;
@@ -1037,6 +1038,45 @@ class Lowerer {
     if (!ok || may_fail(b)) return false;
     for (Stmt& x : b) bodies_.back()->push_back(std::move(x));
     return true;
+  }
+  // Some read in `b` moves across rows with the generator's index but not along its last
+  // dimension (A[i, j] with i the generator's): interchanged, the inner loop would stride.
+  static bool strided_by_generator(const ir::Block& b, const std::vector<ir::IndexVar>& gen) {
+    auto mentions_gen = [&](const ir::IndexExpr& e) {
+      if (!e.is_affine) return false;
+      for (const ir::IndexVar& iv : gen) {
+        if (e.affine.mentions(iv.var)) return true;
+      }
+      return false;
+    };
+    for (const ir::Stmt& s : b.stmts) {
+      if (const auto* ix = s.as<ir::IndexOp>(); ix != nullptr && !ix->indices.empty()) {
+        const ir::IndexExpr& last = ix->indices.back();
+        const bool along = last.is_affine && last.affine.mentions(gen.back().var);
+        bool across = false;
+        for (size_t d = 0; d + 1 < ix->indices.size(); ++d) {
+          across = across || mentions_gen(ix->indices[d]);
+        }
+        if (across && !along) return true;
+      }
+      bool nested = false;
+      std::visit(
+          [&](const auto& op) {
+            using T = std::decay_t<decltype(op)>;
+            if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
+                          std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
+              nested = strided_by_generator(op.body, gen);
+            } else if constexpr (std::is_same_v<T, ir::IfOp>) {
+              nested = strided_by_generator(op.then_branch, gen) ||
+                       strided_by_generator(op.else_branch, gen);
+            } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
+              nested = true;  // a loop per term: keep the plain order
+            }
+          },
+          s.op);
+      if (nested) return true;
+    }
+    return false;
   }
   static bool may_fail(const Body& b) {
     for (const Stmt& s : b) {

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The native backend beside hand-written C++ (issue 5, docs/benchmarks.md "Native code"):
+# for each kernel of bench/native/kernels.cot, in one run on this machine,
+#   - the primal through `cotangent bench` and straightforward C++ loops (bench/native/
+#     baselines.cpp) compiled with the flags the backend uses, one thread each;
+#   - the loss and its gradient (`cotangent bench --grad`), one thread;
+#   - the primal and gradient on two threads (the speed-up from one to two);
+#   - the time to compile each (a fresh cache, so nothing is loaded from disk).
+# Checks that both compute the same value, writes $BENCH_BUILD/results/native.{json,md} and
+# docs/img/native.png.  Usage: bench/run_native.sh [RUNS]   (about two minutes)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+RUNS="${1:-30}"
+bench_build cotangent
+bench_python_deps
+DATA="$OUT/native"
+mkdir -p "$DATA"
+/usr/bin/python3 "$ROOT/bench/native/make_inputs.py" "$DATA"
+# The flags of src/codegen/compiler.cpp's default_flags(), for an executable.
+FLAGS=(-std=c++20 -O3 -march=native -mno-avx512f -fopenmp -ffp-contract=off)
+"${CXX:-c++}" "${FLAGS[@]}" "$ROOT/bench/native/baselines.cpp" -o "$DATA/baselines"
+COT="$BENCH_BUILD/cotangent"
+KERNELS="$ROOT/bench/native/kernels.cot"
+export COTANGENT_CACHE_DIR="$DATA/cache"
+rm -rf "$COTANGENT_CACHE_DIR"
+RAW="$DATA/raw.jsonl"
+: > "$RAW"
+# kernel, primal function, loss function, the loss's extra parameters (not the primal's)
+while read -r kernel primal loss extra; do
+  dir="$DATA/$kernel"
+  all=$(cat "$dir/args.txt")
+  pargs="$all"
+  for p in $extra; do pargs=$(echo "$pargs" | sed "s|--arg $p=[^ ]*||"); done
+  row() { echo "{\"kernel\": \"$kernel\", \"what\": \"$1\", \"threads\": $2, \"result\": $3}" >> "$RAW"; }
+  # shellcheck disable=SC2086
+  {
+    row primal 1 "$("$COT" bench "$KERNELS" "$primal" $pargs --input "$dir/in.json" --runs "$RUNS" --threads 1)"
+    row baseline 1 "$("$DATA/baselines" "$kernel" "$dir" "$RUNS")"
+    row loss 1 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1)"
+    row grad 1 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1 --grad)"
+    row primal 2 "$("$COT" bench "$KERNELS" "$primal" $pargs --input "$dir/in.json" --runs "$RUNS" --threads 2)"
+    row grad 2 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 2 --grad)"
+    row value 1 "$("$COT" run "$KERNELS" "$primal" $pargs --input "$dir/in.json")"
+  }
+done <<'KERNELS'
+dot dot_f dot_f
+matvec matvec_f matvec_loss b
+conv conv_f conv_loss
+gmm gmm_f gmm_f
+lstm lstm_step_f lstm_loss
+KERNELS
+/usr/bin/python3 "$ROOT/bench/native/report.py" "$RAW" "$OUT/native.md" "$ROOT/docs/img/native.png" \
+  "$(bench_machine)" "bench/run_native.sh $RUNS"
+cat "$OUT/native.md"
