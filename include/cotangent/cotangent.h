@@ -202,6 +202,18 @@ class Module {
   Result<std::vector<CompiledFunction>> compile(const std::vector<CompileRequest>& requests,
                                                 const CompileOptions& options = {}) const;
 
+  // Ahead of time: `fn` (or `derivative(fn, wrt...)`) for any sizes, as C++ source that needs
+  // nothing from Cotangent: a header declaring the C function `c_name` (its comment documents
+  // the ABI: sizes, argument and result pointers, threads, an error code and message) and its
+  // implementation.
+  struct GeneratedSource {
+    std::string header, source;
+  };
+  Result<GeneratedSource> generate_cpp(const std::string& fn,
+                                       std::optional<DerivativeKind> derivative,
+                                       const std::vector<std::string>& wrt,
+                                       const std::string& c_name) const;
+
   struct Impl;
 
  private:

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -580,6 +581,40 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
           CompiledFunction::Impl{std::move(nf), no, impl_->sources}));
     }
     return out;
+  });
+}
+
+Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
+                                                    std::optional<DerivativeKind> derivative,
+                                                    const std::vector<std::string>& wrt,
+                                                    const std::string& c_name) const {
+  return guarded<GeneratedSource>([&]() -> Result<GeneratedSource> {
+    bool identifier = !c_name.empty() && !std::isdigit(static_cast<unsigned char>(c_name[0]));
+    for (char c : c_name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!identifier) {
+      Error e;
+      e.message = "`" + c_name + "` is not a C identifier";
+      e.help = "name the generated function with letters, digits and underscores";
+      e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
+      return e;
+    }
+    std::optional<Derived> d;
+    const cot::ir::Program* p = &impl_->program;
+    std::string name = fn;
+    if (derivative) {
+      auto r = derive(*impl_, fn, *derivative, wrt);
+      if (!r) return r.errors();
+      d = std::move(r).value();
+      p = &d->program;
+      name = d->name;
+    } else {
+      const cot::ir::Function* f = p->find(name);
+      if (!f || f->derivation) return no_function(*p, name);
+    }
+    auto src = cot::codegen::standalone_source(*p, name, c_name, *impl_->sources);
+    if (auto* diag = std::get_if<cot::Diagnostic>(&src)) return to_error(*impl_->sources, *diag);
+    auto& s = std::get<cot::codegen::StandaloneSource>(src);
+    return GeneratedSource{std::move(s.header), std::move(s.source)};
   });
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -72,6 +73,14 @@ usage:
       writing, no compiling). Prints {"median_s": T, "min_s": T, "runs": N,
       "compile_s": T, "cache_hit": B}; compile_s is the time to compile (or
       load from the cache) the native code.
+  cotangent emit FILE FN [--grad [A,B] | --value-and-grad [A,B] | --hessian [A]
+                 | --jvp [A] | --vjp [A]] -o DIR
+      Write FN (or that derivative of FN) as standalone C++ for any sizes:
+      DIR/NAME.h declares the C function NAME (FN, or grad_FN and the like)
+      and documents its ABI (sizes, argument and result pointers, an error
+      code and message); DIR/NAME.cpp implements it and needs nothing from
+      Cotangent (compile it with -O3 -march=native -fopenmp). examples/aot/
+      shows it used from a CMake project.
   cotangent help | --help | -h
       Show this text.
 
@@ -185,9 +194,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
       auto v = value("--input");
       if (!v) return "--input needs a path (or - for standard input)";
       o.input = *v;
-    } else if (is("--output")) {
-      auto v = value("--output");
-      if (!v) return "--output needs a path";
+    } else if (is("--output") || a == "-o") {
+      auto v = a == "-o" ? (i + 1 < argc ? std::optional<std::string>(argv[++i]) : std::nullopt)
+                         : value("--output");
+      if (!v) return "--output (-o) needs a path";
       o.output = *v;
     } else if (is("--arg")) {
       auto v = value("--arg");
@@ -587,6 +597,41 @@ int cmd_bench(const Options& o) {
   return kOk;
 }
 
+// The C name of an emitted function: FN, or the operator and FN (grad_FN, jvp_FN, ...).
+std::string emitted_name(const Options& o) {
+  std::string name = o.positional[1];
+  if (o.derivative) {
+    std::string flag = o.derivative_flag.substr(2);  // "--value-and-grad" -> "value-and-grad"
+    std::replace(flag.begin(), flag.end(), '-', '_');
+    name = flag + "_" + name;
+  }
+  return name;
+}
+
+int cmd_emit(const Options& o) {
+  if (o.positional.size() != 2) return usage("emit needs FILE and FN, as in `cotangent emit m.cot f -o out`");
+  if (!o.output) return usage("emit needs -o DIR, the directory to write NAME.h and NAME.cpp to");
+  auto m = open_module(o);
+  if (!m) return report(m.errors());
+  const std::string name = emitted_name(o);
+  auto src = m.value().generate_cpp(o.positional[1], o.derivative, o.derivative_wrt, name);
+  if (!src) return report(src.errors());
+  std::error_code ec;
+  std::filesystem::create_directories(*o.output, ec);
+  const std::filesystem::path dir(*o.output);
+  for (const auto& [file, text] : {std::pair{dir / (name + ".h"), &src.value().header},
+                                   std::pair{dir / (name + ".cpp"), &src.value().source}}) {
+    std::ofstream out(file, std::ios::binary);
+    out << *text;
+    if (!out) {
+      std::cerr << file.string() << ": error: cannot write the file\n";
+      return kError;
+    }
+  }
+  std::cout << (dir / (name + ".h")).string() << "\n" << (dir / (name + ".cpp")).string() << "\n";
+  return kOk;
+}
+
 int run_command(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kHelp;
@@ -603,9 +648,9 @@ int run_command(int argc, char** argv) {
   }
   Options o;
   if (auto err = parse_options(argc, argv, o)) return usage(*err);
-  if (o.derivative && cmd != "print" && cmd != "cost" && cmd != "bench") {
-    return usage(o.derivative_flag + " is an option of print, cost and bench; `cotangent grad` " +
-                 "evaluates gradients");
+  if (o.derivative && cmd != "print" && cmd != "cost" && cmd != "bench" && cmd != "emit") {
+    return usage(o.derivative_flag + " is an option of print, cost, bench and emit; " +
+                 "`cotangent grad` evaluates gradients");
   }
   if (o.wrt && cmd != "grad") return usage("--wrt is an option of grad");
   if (cmd == "check") return cmd_check(o);
@@ -614,6 +659,7 @@ int run_command(int argc, char** argv) {
   if (cmd == "cost") return cmd_cost(o);
   if (cmd == "grad") return cmd_grad(o);
   if (cmd == "bench") return cmd_bench(o);
+  if (cmd == "emit") return cmd_emit(o);
   return usage("unknown command `" + cmd + "`");
 }
 

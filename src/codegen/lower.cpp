@@ -57,13 +57,29 @@ class Lowerer {
     bodies_.push_back(&out_.body);
     message_site(f_.span, "out of memory");  // site 0, which the emitter's allocations use
     max_while_ = out_.new_local("max_while_iterations", Scalar::I64);
-    // Sizes bound by parameters are constants of this specialization.
+    // Sizes bound by parameters are constants of this specialization, or (ahead of time) the
+    // entries of the sizes array, checked to be non-negative.
+    LocalId sizes_in = -1;
+    if (in_.runtime_sizes) {
+      sizes_in = out_.new_local("sizes", Scalar::I64, true);
+      out_.inputs.push_back(Port{sizes_in, Scalar::I64, -1});
+    }
+    int64_t next_size = 0;
     for (size_t k = 0; k < f_.size_vars.size(); ++k) {
       const ir::SizeVar& sv = f_.size_vars[k];
       if (sv.param == -1) continue;
-      const int64_t v = in_.size_values.at(k);
-      sizes_[sv.name] = lit_i64(v);
-      if (sv.var >= 0) bind(sv.var, scalar_val(lit_i64(v), Scalar::I64));
+      ExprP v;
+      if (in_.runtime_sizes) {
+        v = declare(load(Scalar::I64, sizes_in, lit_i64(next_size++)), sv.name);
+        fail_unless(prim(Prim::Ge, {v, lit_i64(0)}),
+                    message_site(f_.span, "the size " + sv.name + " is negative",
+                                 "pass the sizes of the arguments in the sizes array"));
+        ranges_[v->local] = Interval{0, INT64_MAX};
+      } else {
+        v = lit_i64(in_.size_values.at(k));
+      }
+      sizes_[sv.name] = v;
+      if (sv.var >= 0) bind(sv.var, scalar_val(v, Scalar::I64));
     }
     for (size_t i = 0; i < f_.params.size(); ++i) {
       bind(f_.params[i], input(f_.param_type(i), name_of(f_.params[i])));
@@ -240,20 +256,43 @@ class Lowerer {
         },
         &why);
     if (v) return lit_i64(*v);
-    if (dynamic) {
-      std::optional<SizeExpr::Linear> lin = s.as_linear();
-      if (!lin) throw Unsupported{"the size " + s.to_string() + " depends on a loop's trip count"};
-      const int over = message_site(span, "integer overflow in the size " + s.to_string());
-      ExprP acc = lit_i64(lin->constant);
-      for (const auto& [name, c] : lin->terms) {
-        auto it = sizes_.find(name);
-        if (it == sizes_.end()) throw Unsupported{"the size " + name + " has no value"};
-        acc = int_op(Prim::Add, acc, int_op(Prim::Mul, lit_i64(c), it->second, over), over);
-      }
-      return acc;
-    }
+    if (dynamic) return runtime_size(s, span);
     fail(message_site(span, "cannot evaluate the size " + s.to_string() + ": " + why));
     return lit_i64(0);
+  }
+  // A size whose variables are known only at run time (a loop's trip count, or every size in
+  // code compiled ahead of time): its normal form evaluated with overflow and exactness checks.
+  ExprP runtime_size(const SizeExpr& s, Span span) {
+    const std::string text = s.to_string();
+    if (auto it = runtime_sizes_.find(text); it != runtime_sizes_.end()) return it->second;
+    const int over = message_site(span, "integer overflow in the size " + text);
+    ExprP acc = lit_i64(0);
+    for (const SizeExpr::Term& t : s.normal_terms()) {
+      ExprP prod = lit_i64(t.coeff);
+      for (const SizeExpr::Factor& f : t.factors) {
+        ExprP v;
+        if (!f.var.empty()) {
+          auto it = sizes_.find(f.var);
+          if (it == sizes_.end()) throw Unsupported{"the size " + f.var + " has no value"};
+          v = it->second;
+        } else {
+          ExprP n = size(*f.num, span), d = size(*f.den, span);
+          LocalId q = out_.new_local("q", Scalar::I64);
+          emit(CheckedInt{q, Prim::ExactDiv, {n, d},
+                          message_site(span, "cannot evaluate the size " + text +
+                                                 ": size expression " + f.key +
+                                                 " does not divide exactly (or divides by "
+                                                 "zero)")});
+          v = local(out_, q);
+        }
+        prod = int_op(Prim::Mul, prod, v, over);
+      }
+      acc = int_op(Prim::Add, acc, prod, over);
+    }
+    acc = declare(acc, "size");
+    // Reused only where every later use is in scope: at the function's top level.
+    if (bodies_.size() == 1) runtime_sizes_[text] = acc;
+    return acc;
   }
   std::vector<ExprP> shape_of(const Type& t, Span span) {
     std::vector<ExprP> dims;
@@ -413,7 +452,7 @@ class Lowerer {
     }
     std::vector<ExprP> dims = shape_of(t, Span{});
     int64_t count = 1;
-    for (const ExprP& d : dims) count *= as_i64(d).value_or(0);
+    for (const ExprP& d : dims) count = as_i64(d) && count >= 0 ? count * *as_i64(d) : -1;
     LocalId p = out_.new_local(hint, t.elem, true);
     out_.inputs.push_back(Port{p, t.elem, count});
     if (t.is_scalar()) {
@@ -434,6 +473,17 @@ class Lowerer {
       Val x;
       x.kind = Val::Kind::Tuple;
       for (const Type& e : t.elems) x.elems.push_back(make_output(e));
+      return x;
+    }
+    if (in_.runtime_sizes) {
+      LocalId p = out_.new_local("out", t.elem, true);
+      out_.outputs.push_back(Port{p, t.elem, -1});
+      Val x;
+      x.kind = Val::Kind::Tensor;
+      x.type = t.elem;
+      x.pointer = p;
+      x.offset = lit_i64(0);
+      x.dims = shape_of(t, f_.span);
       return x;
     }
     // A size that cannot be evaluated (an inexact division) fails in the body, where the
@@ -1430,11 +1480,11 @@ class Lowerer {
       Val st = cur[k];
       bind(op.state[k], st);
     }
-    // Saved states: a stack per state variable.
+    // Saved states: a stack per state variable, of at most `allowed` rows (the interpreter's
+    // tensor limit over the state's elements).
     std::vector<Val> stacks(n);
-    std::vector<int64_t> numels(n, 1);
+    std::vector<ExprP> numels(n), allowed(n);
     std::vector<int> save_sites(n, -1);
-    std::vector<int64_t> allowed(n, INT64_MAX);
     LocalId iters = mutable_local("iterations", Scalar::I64, lit_i64(0));
     ExprP count;
     if (!op.is_while) {
@@ -1443,10 +1493,18 @@ class Lowerer {
     }
     if (saving) {
       for (size_t k = 0; k < n; ++k) {
-        auto c = as_i64(cur[k].is_tensor() ? cur[k].numel() : lit_i64(1));
-        if (!c) throw Unsupported{"a saving loop whose state's shape is only known at run time"};
-        numels[k] = *c;
-        if (*c > 0) allowed[k] = in_.max_tensor_elements / *c;
+        numels[k] = cur[k].is_tensor() ? declare(cur[k].numel(), "numel") : lit_i64(1);
+        if (auto c = as_i64(numels[k])) {
+          allowed[k] = lit_i64(*c > 0 ? in_.max_tensor_elements / *c : INT64_MAX);
+        } else {
+          // Only ahead of time: the state's shape is known at run time.
+          LocalId a = out_.new_local("allowed", Scalar::I64);
+          emit(CheckedInt{a, Prim::FloorDiv,
+                          {lit_i64(in_.max_tensor_elements),
+                           prim(Prim::Max, {numels[k], lit_i64(1)})},
+                          0});
+          allowed[k] = local(out_, a);
+        }
         Site st;
         st.kind = Site::Kind::SavedStates;
         st.span = s.span;
@@ -1457,38 +1515,33 @@ class Lowerer {
         stacks[k].kind = Val::Kind::Tensor;
         stacks[k].type = elem;
         stacks[k].offset = lit_i64(0);
+        stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
         if (!op.is_while) {
-          ExprP rows = allowed[k] == INT64_MAX
-                           ? count
-                           : select(prim(Prim::Lt, {count, lit_i64(allowed[k])}), count,
-                                    lit_i64(allowed[k]));
-          ExprP elems = mul_i64(rows, lit_i64(*c));
+          ExprP rows = select(prim(Prim::Lt, {count, allowed[k]}), count, allowed[k]);
+          ExprP elems = mul_i64(rows, numels[k]);
           if (auto e = as_i64(elems)) {
-            stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
             emit(Alloc{stacks[k].pointer, lit_i64(*e), -1, buffers_++});
           } else {
             out_.uses_heap = true;
-            stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
             emit(Alloc{stacks[k].pointer, declare(elems, "n"), -1, buffers_++});
           }
         } else {
           out_.uses_heap = true;
-          stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
           emit(StackInit{stacks[k].pointer});
         }
       }
     }
     auto save = [&](const ExprP& it) {
       for (size_t k = 0; k < n && saving; ++k) {
-        if (allowed[k] != INT64_MAX) {
-          fail_unless(prim(Prim::Lt, {it, lit_i64(allowed[k])}), save_sites[k],
-                      {add_i64(it, lit_i64(1))});
+        if (as_i64(allowed[k]) != INT64_MAX) {
+          fail_unless(prim(Prim::Lt, {it, allowed[k]}), save_sites[k], {add_i64(it, lit_i64(1))});
         }
-        if (op.is_while) emit(StackGrow{stacks[k].pointer, mul_i64(add_i64(it, lit_i64(1)),
-                                                                   lit_i64(numels[k]))});
-        ExprP at = mul_i64(it, lit_i64(numels[k]));
+        if (op.is_while) {
+          emit(StackGrow{stacks[k].pointer, mul_i64(add_i64(it, lit_i64(1)), numels[k])});
+        }
+        ExprP at = mul_i64(it, numels[k]);
         if (cur[k].is_tensor()) {
-          emit(Copy{stacks[k].pointer, at, cur[k].pointer, cur[k].offset, lit_i64(numels[k])});
+          emit(Copy{stacks[k].pointer, at, cur[k].pointer, cur[k].offset, numels[k]});
         } else {
           emit(Store{stacks[k].pointer, at, cur[k].scalar});
         }
@@ -1642,6 +1695,7 @@ class Lowerer {
   std::vector<Body*> bodies_;
   std::map<LocalId, Interval> ranges_;
   std::map<std::string, ExprP> sizes_;
+  std::map<std::string, ExprP> runtime_sizes_;  // sizes computed at the top level, by spelling
   std::map<ir::VarId, Val> pending_dest_;
   Pred whole_pred_;
   // While lowering the loops of a region whose body is one guard: its predicate (points that

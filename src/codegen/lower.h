@@ -22,6 +22,10 @@ struct LowerInput {
   std::vector<int64_t> size_values;
   std::string name;  // the generated function's C name
   int64_t max_tensor_elements = int64_t{1} << 28;
+  // Ahead of time: the parameter-bound sizes are not known yet. The function's first input is
+  // then an array of them (one i64 per size variable bound by a parameter, in order), and
+  // every shape is computed at run time (`size_values` is ignored).
+  bool runtime_sizes = false;
 };
 
 // The loop function, or why the function cannot be lowered (an internal limitation).

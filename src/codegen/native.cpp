@@ -293,6 +293,78 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
   return fns;
 }
 
+namespace {
+
+// Names the leaves of a type: `name` for a tensor, name_0, name_1, ... inside tuples.
+void named_leaves(const Type& t, const std::string& name,
+                  std::vector<StandaloneSignature::Leaf>& out) {
+  if (t.is_tuple) {
+    for (size_t k = 0; k < t.elems.size(); ++k) {
+      named_leaves(t.elems[k], name + "_" + std::to_string(k), out);
+    }
+    return;
+  }
+  std::string elements;
+  for (const SizeExpr& d : t.shape) {
+    const std::string s = d.to_string();
+    const bool simple = s.find_first_of(" +-") == std::string::npos;
+    elements += (elements.empty() ? "" : " * ") + (simple ? s : "(" + s + ")");
+  }
+  out.push_back({name, t.elem, elements.empty() ? "1" : elements});
+}
+
+}  // namespace
+
+std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& program,
+                                                             const std::string& fn,
+                                                             const std::string& c_name,
+                                                             const SourceManager& sources) {
+  const ir::Function* f = program.find(fn);
+  if (f == nullptr) {
+    return Diagnostic{Span{}, "there is no function named '" + fn + "' in the module", {}, {}};
+  }
+  ir::Function inlined;
+  try {
+    inlined = ad::inline_calls(program, fn);
+  } catch (const std::exception& e) {
+    return internal_error(f->span, "cannot inline the calls of " + fn + ": " + e.what());
+  }
+  LowerInput in;
+  in.fn = &inlined;
+  in.name = c_name + "_entry";
+  in.size_values.assign(inlined.size_vars.size(), 0);
+  in.runtime_sizes = true;
+  auto l = lower(in);
+  if (auto* why = std::get_if<std::string>(&l)) {
+    return internal_error(f->span, "the native backend cannot compile " + fn + ": " + *why);
+  }
+  LoopFunction lf = std::get<LoopFunction>(std::move(l));
+  plan_memory(lf);
+  StandaloneSignature sig;
+  sig.name = c_name;
+  std::string params;
+  for (size_t i = 0; i < f->params.size(); ++i) {
+    const std::string& name = f->vars[static_cast<size_t>(f->params[i])].name;
+    params += (i > 0 ? ", " : "") + name + ": " + f->param_type(i).to_string();
+    named_leaves(f->param_type(i), name, sig.inputs);
+  }
+  sig.declaration = fn + "(" + params + ") -> " + f->result_type.to_string();
+  named_leaves(f->result_type, "result", sig.outputs);
+  for (const ir::SizeVar& sv : inlined.size_vars) {
+    if (sv.param != -1) sig.size_names.push_back(sv.name);
+  }
+  for (const Site& s : lf.sites) {
+    std::string where;
+    if (s.span.valid() && s.span.file <= sources.size()) {
+      const auto& file = sources.file(s.span.file);
+      auto [line, col] = file.line_col(s.span.begin);
+      where = file.name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+    }
+    sig.site_locations.push_back(where);
+  }
+  return emit_standalone(lf, sig);
+}
+
 std::variant<Value, Diagnostic> evaluate_native(const ir::Program& program, const std::string& fn,
                                                 const std::vector<Value>& args,
                                                 const NativeOptions& options) {

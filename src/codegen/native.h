@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "codegen/compiler.h"
+#include "codegen/emit_standalone.h"
 #include "codegen/loop_ir.h"
 #include "cotangent/value.h"
 #include "ir/ir.h"
 #include "syntax/diagnostic.h"
+#include "syntax/source.h"
 
 struct cot_ctx;
 
@@ -88,5 +90,12 @@ std::variant<cotangent::Value, Diagnostic> evaluate_native(const ir::Program& pr
                                                            const std::string& fn,
                                                            const std::vector<cotangent::Value>& args,
                                                            const NativeOptions& options);
+
+// Ahead of time: `fn` of `program` for any sizes, as a standalone .h/.cpp pair whose C function
+// is `c_name` (emit_standalone.h); messages locate their sites through `sources`.
+std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& program,
+                                                             const std::string& fn,
+                                                             const std::string& c_name,
+                                                             const SourceManager& sources);
 
 }  // namespace cot::codegen

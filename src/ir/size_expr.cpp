@@ -302,6 +302,24 @@ std::vector<std::string> SizeExpr::vars() const {
   return {out.begin(), out.end()};
 }
 
+std::vector<SizeExpr::Term> SizeExpr::normal_terms() const {
+  std::vector<Term> out;
+  for (const auto& [m, c] : terms_) {
+    Term t;
+    t.coeff = c;
+    for (const auto& f : m) {
+      auto q = quotients_.find(f);
+      if (q == quotients_.end()) {
+        t.factors.push_back(Factor{f, f, nullptr, nullptr});
+      } else {
+        t.factors.push_back(Factor{"", f, q->second.num, q->second.den});
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::optional<int64_t> SizeExpr::eval(
     const std::function<std::optional<int64_t>(const std::string&)>& value,
     std::string* why) const {

@@ -61,6 +61,19 @@ class SizeExpr {
     std::vector<std::pair<std::string, int64_t>> terms;
   };
   std::optional<Linear> as_linear() const;
+  // The normal form, for generating code that evaluates the size at run time: a sum of
+  // coeff * product of factors, each a size variable or an exact quotient num / den (spelled
+  // `key` in messages).
+  struct Factor {
+    std::string var;  // empty for a quotient
+    std::string key;
+    std::shared_ptr<const SizeExpr> num, den;
+  };
+  struct Term {
+    int64_t coeff = 0;
+    std::vector<Factor> factors;
+  };
+  std::vector<Term> normal_terms() const;
 
  private:
   struct Quotient {
