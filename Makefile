@@ -64,6 +64,7 @@ BENCH_BUILD ?= build-bench
 bench: deps
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_cost_ratios.sh
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_intro_scaling.sh
+	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_native.sh
 	python3 bench/update_docs.py $(BENCH_BUILD)/results docs/benchmarks.md
 
 clean:
