@@ -20,6 +20,7 @@ Error plain_error(std::string message, std::string help = {}) {
 
 std::vector<TensorRef> refs_of(const std::vector<cot::codegen::Leaf>& leaves) {
   std::vector<TensorRef> out;
+  out.reserve(leaves.size());
   for (const cot::codegen::Leaf& l : leaves) {
     out.push_back(TensorRef{cot::interp::dtype_of(l.type), l.shape, nullptr});
   }

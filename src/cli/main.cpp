@@ -197,7 +197,7 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
     } else if (is("--output") || a == "-o") {
       auto v = a == "-o" ? (i + 1 < argc ? std::optional<std::string>(argv[++i]) : std::nullopt)
                          : value("--output");
-      if (!v) return "--output (-o) needs a path";
+      if (!v) return a == "-o" ? "-o needs a directory" : "--output needs a path";
       o.output = *v;
     } else if (is("--arg")) {
       auto v = value("--arg");

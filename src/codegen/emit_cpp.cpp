@@ -164,7 +164,7 @@ class Emitter {
       case Prim::ToF64:
         return "double(" + a(0) + ")";
       case Prim::ToF32:
-        return t0 == Scalar::F64 ? "float(" + a(0) + ")" : "float(" + a(0) + ")";
+        return "float(" + a(0) + ")";
       case Prim::ToI64:
         return "int64_t(" + a(0) + ")";  // from i64 or bool; reals use CheckedInt
       case Prim::StopGradient:

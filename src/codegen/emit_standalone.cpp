@@ -163,10 +163,12 @@ StandaloneSource emit_standalone(const LoopFunction& fn, const StandaloneSignatu
          "  switch (site) {\n";
   for (size_t k = 0; k < fn.sites.size(); ++k) {
     const Message m = message_of(fn.sites[k]);
-    std::string where = k < sig.site_locations.size() ? sig.site_locations[k] : "";
-    std::string help = fn.sites[k].help.empty() ? "" : "\n  help: " + fn.sites[k].help;
+    std::string text = k < sig.site_locations.size() ? sig.site_locations[k] : "";
+    text += "error: ";
+    text += m.format;
+    if (!fn.sites[k].help.empty()) text += "\n  help: " + fn.sites[k].help;
     // literal() doubles every %: undo it for the format's own conversions.
-    std::string fmt = literal(where + "error: " + m.format + help);
+    std::string fmt = literal(text);
     size_t at = 0;
     while ((at = fmt.find("%%lld", at)) != std::string::npos) fmt.replace(at, 5, "%lld");
     std::string call = "std::snprintf(buf, n, " + fmt;

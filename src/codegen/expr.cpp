@@ -109,6 +109,7 @@ std::optional<ExprP> fold(Prim p, const std::vector<ExprP>& args) {
 ExprP prim(Prim p, std::vector<ExprP> args) {
   if (auto f = fold(p, args)) return *f;
   std::vector<Scalar> types;
+  types.reserve(args.size());
   for (const ExprP& a : args) types.push_back(a->type);
   std::optional<Scalar> t = prim_result_type(p, types, nullptr);
   Expr e;

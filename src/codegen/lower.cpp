@@ -625,6 +625,7 @@ class Lowerer {
       for (const ExprP& a : args) all_lit = all_lit && as_i64(a).has_value();
       if (all_lit) {
         std::vector<int64_t> xs;
+        xs.reserve(args.size());
         for (const ExprP& a : args) xs.push_back(*as_i64(a));
         if (auto r = eval_prim_i64(op.prim, xs, nullptr)) e = lit_i64(*r);
       }
@@ -685,6 +686,7 @@ class Lowerer {
     site_info.prim = p;
     if (all_lit) {
       std::vector<int64_t> xs;
+      xs.reserve(args.size());
       for (const ExprP& a : args) xs.push_back(a->lit.integer);
       if (auto r = eval_prim_i64(p, xs, nullptr)) return lit_i64(*r);
       fail(site(site_info), args);
@@ -731,7 +733,7 @@ class Lowerer {
   }
   // Fails unless 0 <= i < dims[d] (reporting as the interpreter does). `affine`, when the index
   // is affine, lets the enclosing guards' facts prove it.
-  void check_index(ExprP i, const Val& t, size_t d, Span span, Site::Kind kind,
+  void check_index(const ExprP& i, const Val& t, size_t d, Span span, Site::Kind kind,
                    const std::string& name, const Affine* affine = nullptr) {
     const ExprP& n = t.dims[d];
     auto r = range(i);
@@ -888,7 +890,26 @@ class Lowerer {
     }
     const ir::VarId iv = ivars[d].var;
     for (const Pred* c : conj) {
+      // A conjunct that mentions no index variable of the region holds everywhere or nowhere:
+      // the outermost loop runs only when it holds.
+      if (d == 0 && c->kind == Pred::Kind::Atom) {
+        ExprP b = atom(ir::Atom::of(c->atom));
+        hi = select(c->negated ? not_(b) : b, hi, lit_i64(0));
+        implied_.push_back(c);
+        continue;
+      }
       if (c->kind != Pred::Kind::Ge0 && c->kind != Pred::Kind::Eq0) continue;
+      bool any = false;
+      for (const ir::IndexVar& v : ivars) any = any || c->expr.mentions(v.var);
+      if (!any) {
+        if (d != 0) continue;
+        std::optional<ExprP> e = pure_affine(c->expr);
+        if (!e) continue;
+        hi = select(prim(c->kind == Pred::Kind::Ge0 ? Prim::Ge : Prim::Eq, {*e, lit_i64(0)}), hi,
+                    lit_i64(0));
+        implied_.push_back(c);
+        continue;
+      }
       const int64_t a = c->expr.coeff(iv);
       if (a != 1 && a != -1) continue;
       bool later = false;
@@ -1033,13 +1054,15 @@ class Lowerer {
     bind(v, dst);
   }
 
-  // A small generator of long sums, `for o. sum i. e`, runs as `for i. for o. dst[o] += e`:
-  // each element still adds its terms in the same order (the same rounding), but the inner
-  // loop carries no chain of dependent additions and reads rows where the generator would read
-  // columns (A^T r in a gradient). Only where nothing can fail (the error the interpreter would
-  // report first could differ) and no term can be masked, and the result stays in cache.
+  // A generator of long sums, `for o, m. sum i. e`, runs as `for o. for i. for m.
+  // dst[o, m] += e` for a suffix m of its index variables: each element still adds its terms in
+  // the same order (the same rounding as the interpreter), but the inner loop carries no chain
+  // of dependent additions, and `A^T r` reads A by rows. m is the longest suffix whose block
+  // of outputs stays in cache (at most 4096) and along which no read strides. Only where
+  // nothing in the body can fail (the first error could otherwise differ) and no term can be
+  // masked.
   bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst) {
-    constexpr int64_t kMaxOutputs = 4096;  // 32 KB of f64: the accumulators stay in L1
+    constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
     constexpr int64_t kMinTerms = 64;
     if (op.body.stmts.size() != 1 || op.body.results.size() != 1) return false;
     const ir::Stmt& st = op.body.stmts[0];
@@ -1050,8 +1073,6 @@ class Lowerer {
         !is_real(f_.type_of(res.var).elem) || dst.dims.size() != op.ivars.size()) {
       return false;
     }
-    auto outputs = as_i64(dst.numel());
-    if (!outputs || *outputs > kMaxOutputs || *outputs == 0) return false;
     std::vector<ExprP> sum_ext;
     int64_t terms = 1;
     for (const ir::IndexVar& iv : red->ivars) {
@@ -1065,27 +1086,54 @@ class Lowerer {
     }
     if (terms < kMinTerms) return false;
     for (const ExprP& e : ext) {
-      if (!as_i64(e)) return false;
+      if (!as_i64(e) || *as_i64(e) <= 0) return false;
     }
-    if (strided_by_generator(red->body, op.ivars)) return false;
+    // The longest suffix of the generator's variables to move inside the sum.
+    size_t first = op.ivars.size();
+    int64_t block = 1;
+    while (first > 0) {
+      const int64_t next = block * *as_i64(ext[first - 1]);
+      std::vector<ir::IndexVar> moved(op.ivars.begin() + static_cast<ptrdiff_t>(first - 1),
+                                      op.ivars.end());
+      if (next > kMaxBlock || strided_by_generator(red->body, moved)) break;
+      block = next;
+      --first;
+    }
+    if (first == op.ivars.size()) return false;
+    const std::vector<ir::IndexVar> outer(op.ivars.begin(),
+                                          op.ivars.begin() + static_cast<ptrdiff_t>(first));
+    const std::vector<ir::IndexVar> inner(op.ivars.begin() + static_cast<ptrdiff_t>(first),
+                                          op.ivars.end());
+    const std::vector<ExprP> outer_ext(ext.begin(), ext.begin() + static_cast<ptrdiff_t>(first));
+    const std::vector<ExprP> inner_ext(ext.begin() + static_cast<ptrdiff_t>(first), ext.end());
     // Lower the interchanged loops aside; keep them when the body cannot fail or mask.
     const Scalar elem = f_.type_of(res.var).elem;
+    const bool parallel = loop_depth_ == 0 && !outer.empty();
     bool ok = true;
     ++loop_depth_;
     Body b = nested([&] {
-      emit(Fill{dst.pointer, dst.offset, dst.numel(), lit_real(0, elem)});
-      for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
-        for_points(op.ivars, ext, false, [&](const ExprP& point) {
-          std::vector<Val> r = lower_block(red->body, nullptr);
-          const Val& x = r.at(0);
-          ok = ok && x.kind == Val::Kind::Scalar && (!x.mask || as_i64(x.mask) == int64_t{0});
-          ExprP at = add_i64(dst.offset, point);
-          emit(Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
+      auto sums = [&](const ExprP& o) {
+        ExprP base = add_i64(dst.offset, mul_i64(o, lit_i64(block)));
+        emit(Fill{dst.pointer, base, lit_i64(block), lit_real(0, elem)});
+        for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
+          for_points(inner, inner_ext, false, [&](const ExprP& m) {
+            std::vector<Val> r = lower_block(red->body, nullptr);
+            const Val& x = r.at(0);
+            ok = ok && x.kind == Val::Kind::Scalar && (!x.mask || as_i64(x.mask) == int64_t{0});
+            ExprP at = add_i64(base, m);
+            emit(Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
+          });
         });
-      });
+      };
+      if (outer.empty()) {
+        sums(lit_i64(0));
+      } else {
+        for_points(outer, outer_ext, parallel, sums);
+      }
     });
     --loop_depth_;
     if (!ok || may_fail(b)) return false;
+    if (parallel) out_.uses_parallel = true;
     for (Stmt& x : b) bodies_.back()->push_back(std::move(x));
     return true;
   }

@@ -205,6 +205,8 @@ std::variant<Value, Diagnostic> NativeFunction::call(const std::vector<Value>& a
   }
   std::vector<Value> outs;
   std::vector<void*> out_ptrs;
+  outs.reserve(outputs_.size());
+  out_ptrs.reserve(outputs_.size());
   for (const Leaf& l : outputs_) outs.push_back(Value::zeros(interp::dtype_of(l.type), l.shape));
   for (Value& o : outs) out_ptrs.push_back(mutable_data_of(o));
   std::vector<int64_t> values;
@@ -221,6 +223,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
   std::vector<LoopFunction> lowered;
   std::vector<NativeFunction> fns;
   std::vector<std::string> names;
+  names.reserve(requests.size());
   for (const NativeRequest& r : requests) names.push_back(r.name);
   for (size_t k = 0; k < requests.size(); ++k) {
     const ir::Program& program = *requests[k].program;
@@ -272,6 +275,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     fns.push_back(std::move(nf));
   }
   std::vector<const LoopFunction*> ptrs;
+  ptrs.reserve(lowered.size());
   for (const LoopFunction& lf : lowered) ptrs.push_back(&lf);
   const std::string source = emit_translation_unit(ptrs);
   auto compiled = compile_and_load(source, options.compiler);
