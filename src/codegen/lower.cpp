@@ -865,14 +865,118 @@ class Lowerer {
       if (tighten_ != nullptr && implies_all(*tighten_)) guard_true_ = tighten_;
       tighten_ = nullptr;
     }
-    Body b = nested([&] {
-      points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)), false,
-             body);
-    });
+    // Index-set splitting (a generator whose body's sum runs a window that the borders clip):
+    // one loop per piece, each lowered knowing its range, so the window's bounds fold to
+    // constant widths inside.
+    std::vector<int64_t> cuts;
+    if (d < splits_.size() && !splits_[d].empty() && as_i64(begin) == int64_t{0} &&
+        as_i64(end)) {
+      cuts.push_back(0);
+      for (int64_t c : splits_[d]) {
+        if (c > cuts.back() && c < *as_i64(end)) cuts.push_back(c);
+      }
+      cuts.push_back(*as_i64(end));
+    }
+    auto one_loop = [&](ExprP from, ExprP to) {
+      Body b = nested([&] {
+        points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)), false,
+               body);
+      });
+      emit(For{i, std::move(from), std::move(to), std::move(b), parallel && d == 0});
+    };
+    if (cuts.size() > 2) {
+      for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+        ranges_[i] = Interval{cuts[k], cuts[k + 1] - 1};
+        one_loop(lit_i64(cuts[k]), lit_i64(cuts[k + 1]));
+      }
+    } else {
+      one_loop(begin, end);
+    }
     tighten_ = saved;
     guard_true_ = saved_true;
     implied_.resize(implied_before);
-    emit(For{i, begin, end, std::move(b), parallel && d == 0});
+  }
+
+  // Where to split a generator's loops: for a body that is one sum of one guard, the values of
+  // each generator index at which a window bound `max(0, g + c)` or `min(E, g + c)` of the sum
+  // stops being clipped (only for bounds of the form ±i ± g + constant).
+  std::vector<std::vector<int64_t>> window_splits(const ir::GenOp& op,
+                                                  const std::vector<ExprP>& ext) {
+    std::vector<std::vector<int64_t>> out(op.ivars.size());
+    if (op.body.stmts.size() != 1) return {};
+    const auto* red = op.body.stmts[0].as<ir::ReduceOp>();
+    if (red == nullptr || red->kind != ir::ReduceKind::Sum) return {};
+    const Pred* p = single_guard(red->body, 0);
+    if (p == nullptr) return {};
+    std::vector<const Pred*> conj;
+    if (p->kind == Pred::Kind::And) {
+      for (const Pred& k : p->kids) conj.push_back(&k);
+    } else {
+      conj.push_back(p);
+    }
+    bool any = false;
+    for (const Pred* c : conj) {
+      if (c->kind != Pred::Kind::Ge0) continue;
+      for (const ir::IndexVar& iv : red->ivars) {
+        const int64_t a = c->expr.coeff(iv.var);
+        if (a != 1 && a != -1) continue;
+        auto extent = iv.extent.eval([&](const std::string& n) -> std::optional<int64_t> {
+          auto it = sizes_.find(n);
+          return it == sizes_.end() ? std::nullopt : as_i64(it->second);
+        });
+        if (!extent) continue;
+        // rest = b * g + c0 with g one generator index; other variables must be literals here
+        // (sizes of this specialization).
+        std::optional<Affine> rest = Affine::add(c->expr, Affine::var(iv.var, -a));
+        if (!rest) continue;
+        int64_t c0 = rest->constant_term();
+        ir::VarId g = -1;
+        int64_t b = 0;
+        bool simple = true;
+        for (const auto& [v, coeff] : rest->terms()) {
+          const auto& x = env_.at(static_cast<size_t>(v));
+          std::optional<int64_t> lit =
+              x && x->kind == Val::Kind::Scalar ? as_i64(x->scalar) : std::nullopt;
+          int64_t term = 0;
+          if (lit && !__builtin_mul_overflow(coeff, *lit, &term) &&
+              !__builtin_add_overflow(c0, term, &c0)) {
+            continue;
+          }
+          simple = simple && g == -1 && !lit;
+          g = v;
+          b = coeff;
+        }
+        if (!simple || g == -1 || (b != 1 && b != -1)) continue;
+        for (size_t k = 0; k < op.ivars.size(); ++k) {
+          if (op.ivars[k].var != g || !as_i64(ext[k])) continue;
+          // a = 1: i >= -(b g + c0), clipped by 0; a = -1: i <= b g + c0, clipped by E - 1.
+          const int64_t root = a == 1 ? -c0 * b : (*extent - 1 - c0) * b;
+          out[k].push_back(root);
+          out[k].push_back(root + 1);
+          any = true;
+        }
+      }
+    }
+    if (!any) return {};
+    for (auto& v : out) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      if (v.size() > 4) v.clear();  // not a window: keep one loop
+    }
+    return out;
+  }
+  // max and min of i64 expressions, folded when the ranges decide them.
+  ExprP max_i64(const ExprP& a, const ExprP& b) {
+    auto ra = range(a), rb = range(b);
+    if (ra && rb && ra->first >= rb->second) return a;
+    if (ra && rb && rb->first >= ra->second) return b;
+    return prim(Prim::Max, {a, b});
+  }
+  ExprP min_i64(const ExprP& a, const ExprP& b) {
+    auto ra = range(a), rb = range(b);
+    if (ra && rb && ra->second <= rb->first) return a;
+    if (ra && rb && rb->second <= ra->first) return b;
+    return prim(Prim::Min, {a, b});
   }
 
   // The range [lo, hi) of index variable d of a region whose every point outside it fails the
@@ -924,10 +1028,8 @@ class Lowerer {
       // a = 1: i >= -rest (and i == -rest); a = -1: i <= rest (and i == rest).
       ExprP at = a == 1 ? neg : *r;
       implied_.push_back(c);
-      if (c->kind == Pred::Kind::Eq0 || a == 1) lo = prim(Prim::Max, {lo, at});
-      if (c->kind == Pred::Kind::Eq0 || a == -1) {
-        hi = prim(Prim::Min, {hi, add_i64(at, lit_i64(1))});
-      }
+      if (c->kind == Pred::Kind::Eq0 || a == 1) lo = max_i64(lo, at);
+      if (c->kind == Pred::Kind::Eq0 || a == -1) hi = min_i64(hi, add_i64(at, lit_i64(1)));
     }
     return {lo, hi};
   }
@@ -1045,11 +1147,16 @@ class Lowerer {
     const bool parallel = loop_depth_ == 0;
     if (parallel) out_.uses_parallel = true;
     ++loop_depth_;
+    splits_ = window_splits(op, ext);
     for_points(op.ivars, ext, parallel, [&](const ExprP& point) {
+      auto saved = std::move(splits_);  // for this generator's loops only
+      splits_.clear();
       Val slot = view(dst, add_i64(dst.offset, mul_i64(point, inner_n)), inner_dims);
       std::vector<Val> dests{slot};
       lower_block(op.body, &dests);
+      splits_ = std::move(saved);
     });
+    splits_.clear();
     --loop_depth_;
     bind(v, dst);
   }
@@ -1059,8 +1166,7 @@ class Lowerer {
   // the same order (the same rounding as the interpreter), but the inner loop carries no chain
   // of dependent additions, and `A^T r` reads A by rows. m is the longest suffix whose block
   // of outputs stays in cache (at most 4096) and along which no read strides. Only where
-  // nothing in the body can fail (the first error could otherwise differ) and no term can be
-  // masked.
+  // nothing in the body can fail (the first error could otherwise differ).
   bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst) {
     constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
     constexpr int64_t kMinTerms = 64;
@@ -1119,9 +1225,18 @@ class Lowerer {
           for_points(inner, inner_ext, false, [&](const ExprP& m) {
             std::vector<Val> r = lower_block(red->body, nullptr);
             const Val& x = r.at(0);
-            ok = ok && x.kind == Val::Kind::Scalar && (!x.mask || as_i64(x.mask) == int64_t{0});
+            ok = ok && x.kind == Val::Kind::Scalar;
             ExprP at = add_i64(base, m);
-            emit(Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
+            Body add = nested([&] {
+              emit(Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
+            });
+            // A masked term is skipped, as the interpreter's sum skips it (the sum's own mask
+            // does not matter: a generator's elements carry none).
+            if (x.mask && !as_i64(x.mask)) {
+              emit(If{mask_is(x.mask, 0), std::move(add), {}});
+            } else if (!x.mask || as_i64(x.mask) == int64_t{0}) {
+              for (Stmt& st : add) bodies_.back()->push_back(std::move(st));
+            }
           });
         });
       };
@@ -1753,6 +1868,7 @@ class Lowerer {
   std::vector<const Pred*> implied_;   // conjuncts the enclosing loops' bounds enforce
   std::vector<Affine> facts_;          // affine facts (>= 0) of the guards being lowered
   const Pred* guard_true_ = nullptr;   // a guard those bounds make always true
+  std::vector<std::vector<int64_t>> splits_;  // where the generator being lowered splits
 
   int buffers_ = 0;
   int loop_depth_ = 0;

@@ -1,0 +1,158 @@
+// What the lowering does for speed, checked against the interpreter at sizes where it applies
+// (the agreement tests' sizes are too small to trigger most of it): interchanged sums, window
+// splitting, guards hoisted out of sums and loops tightened by them (with the strong zeros
+// they skip), and the earliest failing iteration of a parallel loop.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cotangent/cotangent.h"
+#include "e2e/e2e_cases.h"
+
+namespace cotangent {
+namespace {
+
+Value random_tensor(std::vector<int64_t> shape, std::mt19937_64& rng) {
+  Value v = Value::zeros(DType::F64, std::move(shape));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (double& x : v.f64_mut()) x = u(rng);
+  return v;
+}
+
+// Runs `fn` (and, when `grad`, its value and gradient) through both backends: the values must
+// be equal to the last bit where the lowering keeps the interpreter's order of additions.
+void expect_same(const std::string& source, const std::string& fn, const std::vector<Value>& args,
+                 bool grad, double tol = 0.0) {
+  auto m = Module::from_string(source, "lowering.cot");
+  ASSERT_TRUE(m.ok()) << m.message();
+  std::vector<CompileRequest> requests{{fn, std::nullopt, {}, args}};
+  if (grad) requests.push_back({fn, DerivativeKind::ValueAndGrad, {}, args});
+  auto compiled = m.value().compile(requests, CompileOptions{1, 0, {}});
+  ASSERT_TRUE(compiled.ok()) << compiled.message();
+  auto want = m.value().evaluate(fn, args);
+  ASSERT_TRUE(want.ok()) << want.message();
+  auto got = compiled.value()[0].call(args);
+  ASSERT_TRUE(got.ok()) << got.message();
+  EXPECT_EQ(e2e::compare_values(got.value(), want.value(), tol), "") << fn;
+  if (!grad) return;
+  auto vg = m.value().value_and_grad(fn, args);
+  ASSERT_TRUE(vg.ok()) << vg.message();
+  std::vector<Value> grads;
+  for (const NamedValue& g : vg.value().grad) grads.push_back(g.value);
+  Value want_vg = Value::tuple({vg.value().value, grads.size() == 1 ? grads[0] : Value::tuple(grads)});
+  auto got_vg = compiled.value()[1].call(args);
+  ASSERT_TRUE(got_vg.ok()) << got_vg.message();
+  EXPECT_EQ(e2e::compare_values(got_vg.value(), want_vg, tol), "") << fn << " value_and_grad";
+}
+
+TEST(NativeLowering, interchanged_sums_add_in_the_interpreters_order) {
+  std::mt19937_64 rng(1);
+  // A^T r: a generator over columns of sums over rows (interchanged: rows in the inner loop).
+  const char* src = R"(
+def atr(A: f64[m, n], r: f64[m]) -> f64[n] {
+  for j. sum i. A[i, j] * r[i]
+}
+def ls(A: f64[m, n], x: f64[n], b: f64[m]) -> f64 {
+  let r = for i. (sum j. A[i, j] * x[j]) - b[i]
+  0.5 * sum i. r[i] * r[i]
+}
+)";
+  expect_same(src, "atr", {random_tensor({300, 70}, rng), random_tensor({300}, rng)}, false);
+  expect_same(src, "ls",
+              {random_tensor({90, 80}, rng), random_tensor({80}, rng), random_tensor({90}, rng)},
+              true);
+}
+
+TEST(NativeLowering, a_suffix_of_the_generator_moves_inside_the_sum) {
+  std::mt19937_64 rng(2);
+  // Like the GMM gradient's Qs: for k, r, c. sum i. [c <= r] * x[i, k, c] * y[k, r, i].
+  const char* src = R"(
+def qs(x: f64[n, K, d], y: f64[K, d, n]) -> f64[K, d, d] {
+  for k, r, c. sum i. [c <= r] * x[i, k, c] * y[k, r, i]
+}
+def qs_loss(x: f64[n, K, d], y: f64[K, d, n]) -> f64 {
+  let q = qs(x, y)
+  sum k, r, c. q[k, r, c] * q[k, r, c]
+}
+)";
+  expect_same(src, "qs", {random_tensor({120, 3, 6}, rng), random_tensor({3, 6, 120}, rng)},
+              false);
+  expect_same(src, "qs_loss", {random_tensor({100, 2, 4}, rng), random_tensor({2, 4, 100}, rng)},
+              true);
+}
+
+TEST(NativeLowering, windowed_sums_split_at_the_borders) {
+  std::mt19937_64 rng(3);
+  // The convolution's image gradient is a guarded sum over the output map: the lowering runs
+  // the kernel's window, split into borders and an interior.
+  const char* src = R"(
+def conv_loss(img: f64[h, w], ker: f64[p, q]) -> f64 {
+  let y = for i: h - p + 1, j: w - q + 1. sum a, b. img[i + a, j + b] * ker[a, b]
+  0.5 * sum i, j. y[i, j] * y[i, j]
+}
+def full(y: f64[m], ker: f64[p]) -> f64[m + p - 1] {
+  for j: m + p - 1. sum i: m. [i <= j && j < i + p] * y[i] * ker[j - i]
+}
+)";
+  expect_same(src, "conv_loss", {random_tensor({23, 19}, rng), random_tensor({5, 3}, rng)}, true);
+  expect_same(src, "full", {random_tensor({40}, rng), random_tensor({7}, rng)}, false);
+}
+
+TEST(NativeLowering, skipped_points_are_strong_zeros) {
+  // Every point of the sum fails its guard: the sum is a strong zero, and a strong zero times
+  // inf is 0 (language.md §5.6), not NaN. A guard on the outer index only (hoisted out of the
+  // sum) gives strong zeros for half the rows.
+  const char* src = R"(
+def none(x: f64[n], t: f64) -> f64 {
+  let s = sum j. [j > n] * x[j]
+  s * t
+}
+def upper(x: f64[n, m], t: f64) -> f64[n] {
+  for i. (sum j. [i >= 3] * x[i, j]) * t
+}
+)";
+  std::mt19937_64 rng(4);
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_same(src, "none", {random_tensor({6}, rng), Value::f64(inf)}, false);
+  expect_same(src, "upper", {random_tensor({6, 70}, rng), Value::f64(inf)}, false);
+  auto m = Module::from_string(src, "lowering.cot");
+  ASSERT_TRUE(m.ok());
+  EvalOptions native;
+  native.backend = Backend::Native;
+  auto r = m.value().evaluate("none", {random_tensor({6}, rng), Value::f64(inf)}, native);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value().as_f64(), 0.0);
+}
+
+TEST(NativeLowering, a_parallel_loop_reports_its_earliest_failing_iteration) {
+  const char* src = R"(
+def gather(x: f64[n], idx: i64[k]) -> f64[k] {
+  for i. exp(x[idx[i]]) + sin(x[idx[i]]) * cos(x[idx[i]])
+}
+)";
+  auto m = Module::from_string(src, "lowering.cot");
+  ASSERT_TRUE(m.ok()) << m.message();
+  Value x = Value::zeros(DType::F64, {10});
+  Value idx = Value::zeros(DType::I64, {40000});
+  for (int64_t& v : idx.i64_mut()) v = 3;
+  idx.i64_mut()[21000] = 17;  // the first bad index, in the second thread's half
+  idx.i64_mut()[39000] = 12;
+  idx.i64_mut()[30000] = -1;
+  auto compiled = m.value().compile({{"gather", std::nullopt, {}, {x, idx}}}, {2, 0, {}});
+  ASSERT_TRUE(compiled.ok()) << compiled.message();
+  auto want = m.value().evaluate("gather", {x, idx});
+  ASSERT_FALSE(want.ok());
+  for (int run = 0; run < 5; ++run) {
+    auto got = compiled.value()[0].call({x, idx});
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.message(), want.message());
+  }
+  EXPECT_NE(want.message().find("index 17 is out of range"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cotangent
