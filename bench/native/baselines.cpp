@@ -192,7 +192,8 @@ int main(int argc, char** argv) {
   } else if (kernel == "conv") {
     a1 = in("img");
     a2 = in("ker");
-    out1.resize(static_cast<size_t>((a1.shape[0] - a2.shape[0] + 1) * (a1.shape[1] - a2.shape[1] + 1)));
+    out1.resize(
+        static_cast<size_t>((a1.shape[0] - a2.shape[0] + 1) * (a1.shape[1] - a2.shape[1] + 1)));
     call = [&] {
       conv(a1.data.data(), a1.shape[0], a1.shape[1], a2.data.data(), a2.shape[0], a2.shape[1],
            out1.data());

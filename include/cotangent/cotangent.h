@@ -106,7 +106,7 @@ struct CompileRequest {
 };
 
 struct CompileOptions {
-  int threads = 0;  // threads for parallel loops (0: all cores)
+  int threads = 0;                             // threads for parallel loops (0: all cores)
   int64_t max_while_iterations = 100'000'000;  // as EvalOptions
   std::string cache_dir;  // empty: $COTANGENT_CACHE_DIR, $XDG_CACHE_HOME/cotangent, ~/.cache/...
 };

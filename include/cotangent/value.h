@@ -56,6 +56,10 @@ class Value {
   std::span<float> f32_mut();
   std::span<int64_t> i64_mut();
   std::span<uint8_t> bool_mut();
+  // The elements of any dtype as raw memory (row-major; bool as one byte each), for passing a
+  // tensor to compiled code without a copy (TensorRef); null for a tuple or an empty tensor.
+  const void* raw_data() const;
+  void* raw_mut();
 
   // Element k (flat, row-major) as a double (bools as 0/1), for any dtype.
   double element_as_f64(int64_t k) const;

@@ -68,15 +68,15 @@ Result<bool> CompiledFunction::call(const std::vector<TensorRef>& args,
   const auto& ins = impl_->native.inputs();
   const auto& outs = impl_->native.outputs();
   if (args.size() != ins.size() || results.size() != outs.size()) {
-    return plain_error("the function takes " + std::to_string(ins.size()) +
-                       " argument views and " + std::to_string(outs.size()) +
-                       " result views, given " + std::to_string(args.size()) + " and " +
-                       std::to_string(results.size()));
+    return plain_error("the function takes " + std::to_string(ins.size()) + " argument views and " +
+                       std::to_string(outs.size()) + " result views, given " +
+                       std::to_string(args.size()) + " and " + std::to_string(results.size()));
   }
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
   for (size_t k = 0; k < args.size(); ++k) {
-    if (auto e = check_view("argument view", k, args[k].dtype, args[k].shape, args[k].data, ins[k])) {
+    if (auto e =
+            check_view("argument view", k, args[k].dtype, args[k].shape, args[k].data, ins[k])) {
       return *e;
     }
     in_ptrs.push_back(args[k].data);

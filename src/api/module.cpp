@@ -8,11 +8,11 @@
 #include <variant>
 
 #include "ad/derive.h"
+#include "api/internal.h"
 #include "check/checker.h"
 #include "check/signature.h"
-#include "cotangent/cotangent.h"
-#include "api/internal.h"
 #include "codegen/native.h"
+#include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
 #include "opt/pipeline.h"
@@ -585,12 +585,13 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
 }
 
 Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
-                                                    std::optional<DerivativeKind> derivative,
-                                                    const std::vector<std::string>& wrt,
-                                                    const std::string& c_name) const {
+                                                     std::optional<DerivativeKind> derivative,
+                                                     const std::vector<std::string>& wrt,
+                                                     const std::string& c_name) const {
   return guarded<GeneratedSource>([&]() -> Result<GeneratedSource> {
     bool identifier = !c_name.empty() && !std::isdigit(static_cast<unsigned char>(c_name[0]));
-    for (char c : c_name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    for (char c : c_name)
+      identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
     if (!identifier) {
       Error e;
       e.message = "`" + c_name + "` is not a C identifier";

@@ -153,6 +153,34 @@ std::span<uint8_t> Value::bool_mut() {
   return storage_ ? std::span<uint8_t>(storage_->b) : std::span<uint8_t>(&sbool_, 1);
 }
 
+const void* Value::raw_data() const {
+  switch (dtype_) {
+    case DType::F64:
+      return f64_data().data();
+    case DType::F32:
+      return f32_data().data();
+    case DType::I64:
+      return i64_data().data();
+    case DType::Bool:
+      return bool_data().data();
+  }
+  return nullptr;
+}
+
+void* Value::raw_mut() {
+  switch (dtype_) {
+    case DType::F64:
+      return f64_mut().data();
+    case DType::F32:
+      return f32_mut().data();
+    case DType::I64:
+      return i64_mut().data();
+    case DType::Bool:
+      return bool_mut().data();
+  }
+  return nullptr;
+}
+
 double Value::element_as_f64(int64_t k) const {
   auto at = [k](auto span) -> double {
     if (k < 0 || static_cast<size_t>(k) >= span.size()) {

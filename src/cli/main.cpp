@@ -484,34 +484,6 @@ void leaves_of(const cotangent::Value& v, std::vector<const cotangent::Value*>& 
   }
 }
 
-const void* data_of(const cotangent::Value& v) {
-  switch (v.dtype()) {
-    case cotangent::DType::F64:
-      return v.f64_data().data();
-    case cotangent::DType::F32:
-      return v.f32_data().data();
-    case cotangent::DType::I64:
-      return v.i64_data().data();
-    case cotangent::DType::Bool:
-      return v.bool_data().data();
-  }
-  return nullptr;
-}
-
-void* mutable_data_of(cotangent::Value& v) {
-  switch (v.dtype()) {
-    case cotangent::DType::F64:
-      return v.f64_mut().data();
-    case cotangent::DType::F32:
-      return v.f32_mut().data();
-    case cotangent::DType::I64:
-      return v.i64_mut().data();
-    case cotangent::DType::Bool:
-      return v.bool_mut().data();
-  }
-  return nullptr;
-}
-
 double median(std::vector<double> xs) {
   std::sort(xs.begin(), xs.end());
   const size_t n = xs.size();
@@ -527,8 +499,9 @@ std::string seconds_json(double s) {
 int cmd_bench(const Options& o) {
   if (o.derivative && (*o.derivative == cotangent::DerivativeKind::Jvp ||
                        *o.derivative == cotangent::DerivativeKind::Vjp)) {
-    return usage("bench times derivatives that take FN's arguments (--grad, --value-and-grad, "
-                 "--jacobian, --hessian); time a function that calls jvp or vjp instead");
+    return usage(
+        "bench times derivatives that take FN's arguments (--grad, --value-and-grad, "
+        "--jacobian, --hessian); time a function that calls jvp or vjp instead");
   }
   std::optional<cotangent::Module> m;
   std::vector<cotangent::Value> args;
@@ -574,13 +547,13 @@ int cmd_bench(const Options& o) {
     std::vector<const cotangent::Value*> in;
     for (const auto& a : args) leaves_of(a, in);
     std::vector<cotangent::TensorRef> in_refs;
-    for (const auto* v : in) in_refs.push_back({v->dtype(), v->shape(), data_of(*v)});
+    for (const auto* v : in) in_refs.push_back({v->dtype(), v->shape(), v->raw_data()});
     std::vector<cotangent::Value> outs;
     for (const auto& leaf : f.result_leaves()) {
       outs.push_back(cotangent::Value::zeros(leaf.dtype, leaf.shape));
     }
     std::vector<cotangent::MutableTensorRef> out_refs;
-    for (auto& v : outs) out_refs.push_back({v.dtype(), v.shape(), mutable_data_of(v)});
+    for (auto& v : outs) out_refs.push_back({v.dtype(), v.shape(), v.raw_mut()});
     auto warm = f.call(in_refs, out_refs);
     if (!warm) return report(warm.errors());
     for (int64_t k = 0; k < o.runs; ++k) {
@@ -609,7 +582,8 @@ std::string emitted_name(const Options& o) {
 }
 
 int cmd_emit(const Options& o) {
-  if (o.positional.size() != 2) return usage("emit needs FILE and FN, as in `cotangent emit m.cot f -o out`");
+  if (o.positional.size() != 2)
+    return usage("emit needs FILE and FN, as in `cotangent emit m.cot f -o out`");
   if (!o.output) return usage("emit needs -o DIR, the directory to write NAME.h and NAME.cpp to");
   auto m = open_module(o);
   if (!m) return report(m.errors());

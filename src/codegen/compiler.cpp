@@ -25,8 +25,9 @@ namespace fs = std::filesystem;
 std::vector<std::string> default_flags() {
   // -mno-avx512f: GCC 12.2's basic-block vectorizer miscompiles guarded stores with 64-byte
   // vectors (tests/codegen/compiler_test.cpp has the reproducer; docs/design.md).
-  return {"-std=c++20", "-O3",   "-march=native", "-mno-avx512f", "-fopenmp",
-          "-ffp-contract=off",   "-fPIC", "-shared", "-w"};
+  return {"-std=c++20",   "-O3",      "-march=native",
+          "-mno-avx512f", "-fopenmp", "-ffp-contract=off",
+          "-fPIC",        "-shared",  "-w"};
 }
 
 std::string default_cache_dir() {
@@ -129,8 +130,7 @@ std::variant<CompileResult, std::string> compile_and_load(const std::string& sou
                                                           const CompilerOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const std::string compiler = options.compiler.empty() ? default_compiler() : options.compiler;
-  const std::vector<std::string> flags =
-      options.flags.empty() ? default_flags() : options.flags;
+  const std::vector<std::string> flags = options.flags.empty() ? default_flags() : options.flags;
   const std::string dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -175,8 +175,7 @@ std::variant<CompileResult, std::string> compile_and_load(const std::string& sou
     return "cannot load the compiled code " + so + ": " + (why ? why : "unknown error");
   }
   result.object = std::make_shared<SharedObject>(handle, so);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

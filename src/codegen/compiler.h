@@ -18,9 +18,9 @@ struct CompilerOptions {
   std::string cache_dir;           // empty: default_cache_dir()
 };
 
-// -std=c++20 -O3 -march=native -mno-avx512f -fopenmp -ffp-contract=off -fPIC -shared (docs/design.md
-// says why: contraction off so compiled code rounds as the interpreter does; AVX-512 off for a
-// GCC 12 vectorizer bug).
+// -std=c++20 -O3 -march=native -mno-avx512f -fopenmp -ffp-contract=off -fPIC -shared
+// (docs/design.md says why: contraction off so compiled code rounds as the interpreter does;
+// AVX-512 off for a GCC 12 vectorizer bug).
 std::vector<std::string> default_flags();
 // $COTANGENT_CACHE_DIR, else $XDG_CACHE_HOME/cotangent, else $HOME/.cache/cotangent.
 std::string default_cache_dir();

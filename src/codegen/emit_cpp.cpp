@@ -28,11 +28,6 @@ const char* c_type(Scalar t) {
   return "double";
 }
 
-// Elements in memory: bools as bytes, as cotangent::Value stores them.
-const char* c_elem_type(Scalar t) {
-  return t == Scalar::Bool ? "uint8_t" : c_type(t);
-}
-
 std::string real_literal(double v, Scalar t) {
   const char* ty = t == Scalar::F32 ? "float" : "double";
   if (std::isnan(v)) return std::string("std::numeric_limits<") + ty + ">::quiet_NaN()";
@@ -276,9 +271,11 @@ class Emitter {
     line("int64_t first_fail" + tag + " = INT64_MAX;");
     line("int fail_code" + tag + " = 0;");
     line("cot_ctx fail_ctx" + tag + " = *ctx;");
-    line("#pragma omp parallel num_threads(ctx->threads > 0 ? ctx->threads : omp_get_max_threads()) "
-         "if((" + expr(f.end) + " - " + expr(f.begin) + ") * " + std::to_string(per_iteration) +
-         " >= " + std::to_string(kParallelWork) + ")");
+    line(
+        "#pragma omp parallel num_threads(ctx->threads > 0 ? ctx->threads : omp_get_max_threads()) "
+        "if((" +
+        expr(f.end) + " - " + expr(f.begin) + ") * " + std::to_string(per_iteration) +
+        " >= " + std::to_string(kParallelWork) + ")");
     line("{");
     ++indent_;
     thread_arena_decl(f);
@@ -424,13 +421,12 @@ class Emitter {
     line("for (int64_t k = 0; k < " + expr(c.count) + "; ++k) {");
     ++indent_;
     if (p.type == Scalar::I64 && c.how == ir::ReduceKind::Sum) {
-      line("if (!cot_rt::add_i64(" + d + ", " + s + ", &" + d + ")) " +
-           fail_call(c.site, {d, s}));
+      line("if (!cot_rt::add_i64(" + d + ", " + s + ", &" + d + ")) " + fail_call(c.site, {d, s}));
     } else if (c.how == ir::ReduceKind::Sum) {
       line(d + " = " + d + " + " + s + ";");
     } else if (p.type == Scalar::I64) {
-      line(d + " = cot_rt::" + (c.how == ir::ReduceKind::Max ? "max_i64(" : "min_i64(") + d +
-           ", " + s + ");");
+      line(d + " = cot_rt::" + (c.how == ir::ReduceKind::Max ? "max_i64(" : "min_i64(") + d + ", " +
+           s + ");");
     } else {
       line(d + " = cot_rt::" + (c.how == ir::ReduceKind::Max ? "max(" : "min(") + d + ", " + s +
            ");");
@@ -439,8 +435,8 @@ class Emitter {
     line("}");
   }
   void stmt(const Swap& s) {
-    line("{ auto swapped = " + name(s.a) + "; " + name(s.a) + " = " + name(s.b) + "; " +
-         name(s.b) + " = swapped; }");
+    line("{ auto swapped = " + name(s.a) + "; " + name(s.a) + " = " + name(s.b) + "; " + name(s.b) +
+         " = swapped; }");
   }
   void stmt(const StackInit& s) {
     line("cot_rt::stack " + name(s.pointer) + "_stack;");
@@ -460,6 +456,10 @@ class Emitter {
 };
 
 }  // namespace
+
+const char* c_elem_type(Scalar t) {
+  return t == Scalar::Bool ? "uint8_t" : c_type(t);
+}
 
 std::string emit_function(const LoopFunction& fn) {
   return Emitter(fn).run();

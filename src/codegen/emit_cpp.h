@@ -17,6 +17,9 @@
 
 namespace cot::codegen {
 
+// The C++ type of a tensor element of type t (bool as uint8_t, as cotangent::Value stores it).
+const char* c_elem_type(Scalar t);
+
 // The generated code's run time: prims/scalar_math.h and codegen/runtime.h.
 extern const std::string_view kRuntimeText;
 

@@ -41,9 +41,8 @@ ExprP lit_of(const ir::Literal& l) {
     case Scalar::Bool:
       return lit_bool(l.boolean);
     default:
-      return lit_real(l.type == Scalar::F32 ? static_cast<double>(static_cast<float>(l.real))
-                                            : l.real,
-                      l.type);
+      return lit_real(
+          l.type == Scalar::F32 ? static_cast<double>(static_cast<float>(l.real)) : l.real, l.type);
   }
 }
 

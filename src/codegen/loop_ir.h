@@ -52,17 +52,17 @@ struct Expr {
 // reports the site's number and up to kMaxSiteValues integers (operands, indices, counts).
 struct Site {
   enum class Kind : uint8_t {
-    Message,       // `message` as is (site 0 of every function: out of memory)
-    IndexRange,    // values: index, dimension size; `message` is the tensor's name, `dim` the
-                   // dimension, `shape` its shape (a -1 entry is a run-time size: value 2+k)
-    IntPrim,       // values: the operands of `prim` on i64 (the host re-evaluates for the words)
-    RealToI64,     // values: the bits of the f64 operand
-    WhileLimit,    // values: the limit
-    AccumIndex,    // values: index, dimension size; `dim`, `shape` as IndexRange
-    SavedStates,   // values: iterations; `message` is the state's name
-    TensorLimit,   // values: element count, limit; `message` is the shape
+    Message,         // `message` as is (site 0 of every function: out of memory)
+    IndexRange,      // values: index, dimension size; `message` is the tensor's name, `dim` the
+                     // dimension, `shape` its shape (a -1 entry is a run-time size: value 2+k)
+    IntPrim,         // values: the operands of `prim` on i64 (the host re-evaluates for the words)
+    RealToI64,       // values: the bits of the f64 operand
+    WhileLimit,      // values: the limit
+    AccumIndex,      // values: index, dimension size; `dim`, `shape` as IndexRange
+    SavedStates,     // values: iterations; `message` is the state's name
+    TensorLimit,     // values: element count, limit; `message` is the shape
     NegativeExtent,  // values: the extent; `message` is "EXTENT of index NAME"
-    Overflow,      // `message` as is (an index or predicate whose arithmetic overflowed)
+    Overflow,        // `message` as is (an index or predicate whose arithmetic overflowed)
   };
   Kind kind = Kind::Message;
   Span span;

@@ -30,9 +30,9 @@ struct Val {
   enum class Kind : uint8_t { Scalar, Tensor, Tuple };
   Kind kind = Kind::Scalar;
   Scalar type = Scalar::F64;
-  ExprP scalar;           // Scalar
-  LocalId pointer = -1;   // Tensor: row-major elements at pointer[offset ...]
-  ExprP offset;           // Tensor
+  ExprP scalar;             // Scalar
+  LocalId pointer = -1;     // Tensor: row-major elements at pointer[offset ...]
+  ExprP offset;             // Tensor
   std::vector<ExprP> dims;  // Tensor
   std::vector<Val> elems;   // Tuple
   ExprP mask;               // null: an ordinary value
@@ -148,9 +148,7 @@ class Lowerer {
     s.help = std::move(help);
     return site(std::move(s));
   }
-  void fail(int site_id, std::vector<ExprP> values = {}) {
-    emit(Fail{site_id, std::move(values)});
-  }
+  void fail(int site_id, std::vector<ExprP> values = {}) { emit(Fail{site_id, std::move(values)}); }
   void fail_unless(ExprP cond, int site_id, std::vector<ExprP> values = {}) {
     if (auto c = as_bool(cond); c && *c) return;
     Body then_body = nested([&] { fail(site_id, std::move(values)); });
@@ -232,9 +230,7 @@ class Lowerer {
 
   // a OP b on i64, checked unless the ranges prove it cannot overflow.
   ExprP int_op(Prim p, ExprP a, ExprP b, int site_id) {
-    ExprP e = p == Prim::Add   ? add_i64(a, b)
-              : p == Prim::Sub ? sub_i64(a, b)
-                               : mul_i64(a, b);
+    ExprP e = p == Prim::Add ? add_i64(a, b) : p == Prim::Sub ? sub_i64(a, b) : mul_i64(a, b);
     if (as_i64(e) || range(e)) return e;
     // Folding failed on literals (an overflow) or nothing is known: check at run time.
     LocalId l = out_.new_local("i", Scalar::I64);
@@ -278,11 +274,13 @@ class Lowerer {
         } else {
           ExprP n = size(*f.num, span), d = size(*f.den, span);
           LocalId q = out_.new_local("q", Scalar::I64);
-          emit(CheckedInt{q, Prim::ExactDiv, {n, d},
-                          message_site(span, "cannot evaluate the size " + text +
-                                                 ": size expression " + f.key +
-                                                 " does not divide exactly (or divides by "
-                                                 "zero)")});
+          emit(CheckedInt{
+              q,
+              Prim::ExactDiv,
+              {n, d},
+              message_site(span, "cannot evaluate the size " + text + ": size expression " + f.key +
+                                     " does not divide exactly (or divides by "
+                                     "zero)")});
           v = local(out_, q);
         }
         prod = int_op(Prim::Mul, prod, v, over);
@@ -869,8 +867,7 @@ class Lowerer {
     // one loop per piece, each lowered knowing its range, so the window's bounds fold to
     // constant widths inside.
     std::vector<int64_t> cuts;
-    if (d < splits_.size() && !splits_[d].empty() && as_i64(begin) == int64_t{0} &&
-        as_i64(end)) {
+    if (d < splits_.size() && !splits_[d].empty() && as_i64(begin) == int64_t{0} && as_i64(end)) {
       cuts.push_back(0);
       for (int64_t c : splits_[d]) {
         if (c > cuts.back() && c < *as_i64(end)) cuts.push_back(c);
@@ -983,8 +980,8 @@ class Lowerer {
   // guard `p` (loop bounds tightened by predicates: a guarded triangular sum runs a triangular
   // loop). Uses the conjuncts `±i + rest >= 0` and `±i + rest == 0` whose `rest` mentions only
   // variables bound outside i and provably does not overflow.
-  std::pair<ExprP, ExprP> tightened(const Pred& p, const std::vector<ir::IndexVar>& ivars,
-                                    size_t d, const ExprP& extent) {
+  std::pair<ExprP, ExprP> tightened(const Pred& p, const std::vector<ir::IndexVar>& ivars, size_t d,
+                                    const ExprP& extent) {
     ExprP lo = lit_i64(0), hi = extent;
     std::vector<const Pred*> conj;
     if (p.kind == Pred::Kind::And) {
@@ -1182,10 +1179,11 @@ class Lowerer {
     std::vector<ExprP> sum_ext;
     int64_t terms = 1;
     for (const ir::IndexVar& iv : red->ivars) {
-      std::optional<int64_t> e = iv.extent.eval([&](const std::string& n) -> std::optional<int64_t> {
-        auto it = sizes_.find(n);
-        return it == sizes_.end() ? std::nullopt : as_i64(it->second);
-      });
+      std::optional<int64_t> e =
+          iv.extent.eval([&](const std::string& n) -> std::optional<int64_t> {
+            auto it = sizes_.find(n);
+            return it == sizes_.end() ? std::nullopt : as_i64(it->second);
+          });
       if (!e || *e <= 0) return false;
       terms *= *e;
       sum_ext.push_back(lit_i64(*e));
@@ -1228,7 +1226,8 @@ class Lowerer {
             ok = ok && x.kind == Val::Kind::Scalar;
             ExprP at = add_i64(base, m);
             Body add = nested([&] {
-              emit(Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
+              emit(
+                  Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
             });
             // A masked term is skipped, as the interpreter's sum skips it (the sum's own mask
             // does not matter: a generator's elements carry none).
@@ -1336,15 +1335,14 @@ class Lowerer {
       strong = mutable_local(hint + "_strong", Scalar::Bool, lit_bool(false));
     };
     const bool int_extreme = t.elem == Scalar::I64 && !is_sum;
-    const int overflow =
-        message_site(s.span, "integer overflow in a sum of i64 values");
+    const int overflow = message_site(s.span, "integer overflow in a sum of i64 values");
     if (t.is_scalar()) {
       ExprP start = t.elem == Scalar::I64 ? lit_i64(0)
                     : is_sum              ? lit_real(0, t.elem)
                                           : lit_real(op.kind == ir::ReduceKind::Max
                                                          ? -std::numeric_limits<double>::infinity()
                                                          : std::numeric_limits<double>::infinity(),
-                                                     t.elem);
+                                        t.elem);
       LocalId acc = mutable_local(hint, t.elem, start);
       if (int_extreme) have = mutable_local(hint + "_have", Scalar::Bool, lit_bool(false));
       bool masked_terms = false;
@@ -1374,19 +1372,7 @@ class Lowerer {
             emit(Assign{acc, real_combine(op.kind, acc_e, x.scalar)});
           }
         });
-        if (x.mask && !as_i64(x.mask)) {
-          masked_terms = true;
-          emit(Assign{live, or_(local(out_, live), mask_is(x.mask, 0))});
-          emit(Assign{strong, or_(local(out_, strong), mask_is(x.mask, kStrongZero))});
-          if (is_sum) {
-            emit(If{mask_is(x.mask, 0), std::move(combine), {}});
-            return;
-          }
-        } else if (masked_terms) {
-          // Flags kept for skipped points (tightened bounds): this term is live.
-          emit(Assign{live, lit_bool(true)});
-        }
-        for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
+        add_term(x, is_sum, masked_terms, live, strong, std::move(combine));
       });
       --loop_depth_;
       if (masked_terms) {
@@ -1416,7 +1402,7 @@ class Lowerer {
                                           : lit_real(op.kind == ir::ReduceKind::Max
                                                          ? -std::numeric_limits<double>::infinity()
                                                          : std::numeric_limits<double>::infinity(),
-                                                     t.elem);
+                                        t.elem);
       emit(Fill{dst.pointer, dst.offset, dst.numel(), start});
     } else {
       have = mutable_local(hint + "_have", Scalar::Bool, lit_bool(false));
@@ -1447,18 +1433,7 @@ class Lowerer {
                        t.elem == Scalar::I64 ? overflow : -1});
         }
       });
-      if (x.mask && !as_i64(x.mask)) {
-        masked_terms = true;
-        emit(Assign{live, or_(local(out_, live), mask_is(x.mask, 0))});
-        emit(Assign{strong, or_(local(out_, strong), mask_is(x.mask, kStrongZero))});
-        if (is_sum) {
-          emit(If{mask_is(x.mask, 0), std::move(combine), {}});
-          return;
-        }
-      } else if (masked_terms) {
-        emit(Assign{live, lit_bool(true)});
-      }
-      for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
+      add_term(x, is_sum, masked_terms, live, strong, std::move(combine));
     });
     --loop_depth_;
     if (masked_terms) {
@@ -1474,6 +1449,25 @@ class Lowerer {
     Val out = dst;
     if (is_sum) out.mask = declare(sum_mask(masked_terms, live, strong, points), hint + "_mask");
     bind(v, out);
+  }
+  // Emits `combine` for term `x` of a reduction, keeping the flags of its mask: `live` (a term
+  // that is not masked) and `strong` (a strong zero); a sum skips masked terms.
+  void add_term(const Val& x, bool is_sum, bool& masked_terms, LocalId live, LocalId strong,
+                Body combine) {
+    if (x.mask && as_i64(x.mask) != int64_t{0}) {  // the term may be masked
+      masked_terms = true;
+      ExprP is_live = mask_is(x.mask, 0), is_strong = mask_is(x.mask, kStrongZero);
+      if (as_bool(is_live) != false) emit(Assign{live, or_(local(out_, live), is_live)});
+      if (as_bool(is_strong) != false) emit(Assign{strong, or_(local(out_, strong), is_strong)});
+      if (is_sum) {
+        if (!as_i64(x.mask)) emit(If{is_live, std::move(combine), {}});
+        return;  // a masked term adds nothing
+      }
+    } else if (masked_terms) {
+      // Flags kept for skipped points (tightened bounds): this term is live.
+      emit(Assign{live, lit_bool(true)});
+    }
+    for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
   }
   static ExprP real_combine(ir::ReduceKind how, ExprP acc, ExprP x) {
     switch (how) {
@@ -1662,10 +1656,11 @@ class Lowerer {
         } else {
           // Only ahead of time: the state's shape is known at run time.
           LocalId a = out_.new_local("allowed", Scalar::I64);
-          emit(CheckedInt{a, Prim::FloorDiv,
-                          {lit_i64(in_.max_tensor_elements),
-                           prim(Prim::Max, {numels[k], lit_i64(1)})},
-                          0});
+          emit(CheckedInt{
+              a,
+              Prim::FloorDiv,
+              {lit_i64(in_.max_tensor_elements), prim(Prim::Max, {numels[k], lit_i64(1)})},
+              0});
           allowed[k] = local(out_, a);
         }
         Site st;
@@ -1777,8 +1772,7 @@ class Lowerer {
         Body stop = nested([&] { emit(Break{}); });
         emit(If{not_(c.at(0).scalar), std::move(stop), {}});
         ExprP mw = local(out_, max_while_);
-        fail_unless(or_(prim(Prim::Le, {mw, lit_i64(0)}),
-                        prim(Prim::Lt, {local(out_, iters), mw})),
+        fail_unless(or_(prim(Prim::Le, {mw, lit_i64(0)}), prim(Prim::Lt, {local(out_, iters), mw})),
                     limit_site, {mw});
         save(local(out_, iters));
         step();
@@ -1794,7 +1788,8 @@ class Lowerer {
       for (size_t k = 0; k < n; ++k) {
         Val st = stacks[k];
         st.dims = {T};
-        if (cur[k].is_tensor()) st.dims.insert(st.dims.end(), cur[k].dims.begin(), cur[k].dims.end());
+        if (cur[k].is_tensor())
+          st.dims.insert(st.dims.end(), cur[k].dims.begin(), cur[k].dims.end());
         bind(s.results[n + 1 + k], st);
       }
     }
@@ -1838,7 +1833,8 @@ class Lowerer {
           ExprP sum = int_op(Prim::Add, load(t.elem, dst.pointer, off), x.scalar, overflow);
           emit(Store{dst.pointer, off, sum});
         } else {
-          emit(Store{dst.pointer, off, prim(Prim::Add, {load(t.elem, dst.pointer, off), x.scalar})});
+          emit(
+              Store{dst.pointer, off, prim(Prim::Add, {load(t.elem, dst.pointer, off), x.scalar})});
         }
       });
       if (x.mask && !as_i64(x.mask)) {
@@ -1865,9 +1861,9 @@ class Lowerer {
   // fail it are skipped), and the flag that records skipped strong zeros (-1: none kept).
   const Pred* tighten_ = nullptr;
   LocalId tighten_strong_ = -1;
-  std::vector<const Pred*> implied_;   // conjuncts the enclosing loops' bounds enforce
-  std::vector<Affine> facts_;          // affine facts (>= 0) of the guards being lowered
-  const Pred* guard_true_ = nullptr;   // a guard those bounds make always true
+  std::vector<const Pred*> implied_;          // conjuncts the enclosing loops' bounds enforce
+  std::vector<Affine> facts_;                 // affine facts (>= 0) of the guards being lowered
+  const Pred* guard_true_ = nullptr;          // a guard those bounds make always true
   std::vector<std::vector<int64_t>> splits_;  // where the generator being lowered splits
 
   int buffers_ = 0;

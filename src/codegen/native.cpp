@@ -54,34 +54,6 @@ void value_leaves(const Value& v, std::vector<const Value*>& out) {
   out.push_back(&v);
 }
 
-const void* data_of(const Value& v) {
-  switch (v.dtype()) {
-    case DType::F64:
-      return v.f64_data().data();
-    case DType::F32:
-      return v.f32_data().data();
-    case DType::I64:
-      return v.i64_data().data();
-    case DType::Bool:
-      return v.bool_data().data();
-  }
-  return nullptr;
-}
-
-void* mutable_data_of(Value& v) {
-  switch (v.dtype()) {
-    case DType::F64:
-      return v.f64_mut().data();
-    case DType::F32:
-      return v.f32_mut().data();
-    case DType::I64:
-      return v.i64_mut().data();
-    case DType::Bool:
-      return v.bool_mut().data();
-  }
-  return nullptr;
-}
-
 // Builds the result value of type `t` from its leaves, in order.
 Value assemble(const Type& t, std::vector<Value>& leaves, size_t& next) {
   if (t.is_tuple) {
@@ -106,8 +78,8 @@ std::string shape_with(const std::vector<int64_t>& shape, const std::vector<int6
 
 Diagnostic NativeFunction::error(int site, const std::vector<int64_t>& v) const {
   if (site < 0 || static_cast<size_t>(site) >= sites_.size()) {
-    return internal_error(Span{}, "compiled code reported an unknown failure " +
-                                      std::to_string(site));
+    return internal_error(Span{},
+                          "compiled code reported an unknown failure " + std::to_string(site));
   }
   const Site& s = sites_[static_cast<size_t>(site)];
   auto value = [&](size_t k) { return k < v.size() ? v[k] : 0; };
@@ -147,12 +119,11 @@ Diagnostic NativeFunction::error(int site, const std::vector<int64_t>& v) const 
       break;
     }
     case Site::Kind::WhileLimit:
-      d.message = "the while loop did not finish within " + std::to_string(value(0)) +
-                  " iterations";
+      d.message =
+          "the while loop did not finish within " + std::to_string(value(0)) + " iterations";
       break;
     case Site::Kind::SavedStates:
-      d.message = "the saved states of " + s.message + " in a loop of " +
-                  std::to_string(value(0)) +
+      d.message = "the saved states of " + s.message + " in a loop of " + std::to_string(value(0)) +
                   " or more iterations would make a tensor of more than the limit of " +
                   std::to_string(s.shape.empty() ? 0 : s.shape[0]) + " elements";
       break;
@@ -201,14 +172,14 @@ std::variant<Value, Diagnostic> NativeFunction::call(const std::vector<Value>& a
                         "compile the function again with arguments of these shapes",
                         {}};
     }
-    in_ptrs.push_back(data_of(*in[k]));
+    in_ptrs.push_back(in[k]->raw_data());
   }
   std::vector<Value> outs;
   std::vector<void*> out_ptrs;
   outs.reserve(outputs_.size());
   out_ptrs.reserve(outputs_.size());
   for (const Leaf& l : outputs_) outs.push_back(Value::zeros(interp::dtype_of(l.type), l.shape));
-  for (Value& o : outs) out_ptrs.push_back(mutable_data_of(o));
+  for (Value& o : outs) out_ptrs.push_back(o.raw_mut());
   std::vector<int64_t> values;
   int site = 0;
   if (call_raw(in_ptrs.data(), out_ptrs.data(), options, &values, &site) != 0) {
@@ -230,8 +201,8 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     const std::vector<int64_t>& sizes = requests[k].sizes;
     const ir::Function* f = program.find(names[k]);
     if (f == nullptr) {
-      return Diagnostic{Span{}, "there is no function named '" + names[k] + "' in the module",
-                        {}, {}};
+      return Diagnostic{
+          Span{}, "there is no function named '" + names[k] + "' in the module", {}, {}};
     }
     ir::Function inlined;
     try {
@@ -253,8 +224,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     }
     auto l = lower(in);
     if (auto* why = std::get_if<std::string>(&l)) {
-      return internal_error(f->span,
-                            "the native backend cannot compile " + names[k] + ": " + *why);
+      return internal_error(f->span, "the native backend cannot compile " + names[k] + ": " + *why);
     }
     LoopFunction lf = std::get<LoopFunction>(std::move(l));
     plan_memory(lf);
@@ -374,8 +344,8 @@ std::variant<Value, Diagnostic> evaluate_native(const ir::Program& program, cons
                                                 const NativeOptions& options) {
   auto sizes = interp::bind_sizes(program, fn, args);
   if (auto* d = std::get_if<Diagnostic>(&sizes)) return std::move(*d);
-  auto fns = compile_native({NativeRequest{&program, fn, std::get<std::vector<int64_t>>(sizes)}},
-                            options);
+  auto fns =
+      compile_native({NativeRequest{&program, fn, std::get<std::vector<int64_t>>(sizes)}}, options);
   if (auto* d = std::get_if<Diagnostic>(&fns)) return std::move(*d);
   return std::get<std::vector<NativeFunction>>(fns).front().call(args, options);
 }

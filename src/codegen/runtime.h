@@ -14,10 +14,10 @@ extern "C" {
 // Passed to every compiled function. On failure the function returns site + 1 and leaves the
 // site's number and its integer operands here (docs/design.md, "The native backend").
 struct cot_ctx {
-  int32_t threads;       // OpenMP threads for parallel loops (0: all cores)
-  int32_t site;          // out: the failing check
+  int32_t threads;               // OpenMP threads for parallel loops (0: all cores)
+  int32_t site;                  // out: the failing check
   int64_t max_while_iterations;  // 0: unbounded
-  int64_t values[8];     // out: what the check reports (indices, operands, counts)
+  int64_t values[8];             // out: what the check reports (indices, operands, counts)
 };
 }
 

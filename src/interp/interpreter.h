@@ -44,8 +44,7 @@ std::variant<cotangent::Value, Diagnostic> evaluate(const ir::Program& program,
 // shapes, agreement of size variables) and returns the values of its size variables (one per
 // Function::size_vars entry; 0 for dynamic ones), or the error evaluate() would report. The
 // native backend specializes code to these values.
-std::variant<std::vector<int64_t>, Diagnostic> bind_sizes(const ir::Program& program,
-                                                          const std::string& fn,
-                                                          const std::vector<cotangent::Value>& args);
+std::variant<std::vector<int64_t>, Diagnostic> bind_sizes(
+    const ir::Program& program, const std::string& fn, const std::vector<cotangent::Value>& args);
 
 }  // namespace cot::interp

@@ -84,8 +84,8 @@ TEST(CompiledFunction, views_of_other_shapes_or_counts_are_errors) {
   const CompiledFunction& f = c.value()[0];
   std::vector<double> x(5), out(5);
   double a = 1;
-  auto wrong = f.call({{DType::F64, {5}, x.data()}, {DType::F64, {}, &a}},
-                      {{DType::F64, {5}, out.data()}});
+  auto wrong =
+      f.call({{DType::F64, {5}, x.data()}, {DType::F64, {}, &a}}, {{DType::F64, {5}, out.data()}});
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.message().find("f64[5] where the function was compiled for f64[4]"),
             std::string::npos)
@@ -93,8 +93,8 @@ TEST(CompiledFunction, views_of_other_shapes_or_counts_are_errors) {
   auto few = f.call({{DType::F64, {4}, x.data()}}, {{DType::F64, {4}, out.data()}});
   ASSERT_FALSE(few.ok());
   EXPECT_NE(few.message().find("takes 2 argument views"), std::string::npos) << few.message();
-  auto null = f.call({{DType::F64, {4}, nullptr}, {DType::F64, {}, &a}},
-                     {{DType::F64, {4}, out.data()}});
+  auto null =
+      f.call({{DType::F64, {4}, nullptr}, {DType::F64, {}, &a}}, {{DType::F64, {4}, out.data()}});
   ASSERT_FALSE(null.ok());
   EXPECT_NE(null.message().find("null data pointer"), std::string::npos) << null.message();
   auto values = f.call({vec({1, 2}), Value::f64(1)});
@@ -125,8 +125,7 @@ TEST(CompiledFunction, compile_errors_name_the_function_or_the_argument) {
   EXPECT_NE(none.message().find("no function named `nothing`"), std::string::npos);
   auto args = m.compile({{"sumsq", std::nullopt, {}, {Value::f64(1)}}});
   ASSERT_FALSE(args.ok());
-  EXPECT_NE(args.message().find("parameter x expects f64[n]"), std::string::npos)
-      << args.message();
+  EXPECT_NE(args.message().find("parameter x expects f64[n]"), std::string::npos) << args.message();
 }
 
 TEST(CompiledFunction, evaluate_and_value_and_grad_run_natively_when_asked) {

@@ -70,8 +70,8 @@ TEST(NativeCompiler, default_flags_compile_guarded_stores_correctly) {
   o.cache_dir = dir.str();
   auto r = compile_and_load(kGuardedStores, o);
   ASSERT_TRUE(std::holds_alternative<CompileResult>(r)) << std::get<std::string>(r);
-  auto f = reinterpret_cast<void (*)(double*)>(
-      std::get<CompileResult>(r).object->symbol("guarded"));
+  auto f =
+      reinterpret_cast<void (*)(double*)>(std::get<CompileResult>(r).object->symbol("guarded"));
   ASSERT_NE(f, nullptr);
   double out[4] = {9, 9, 9, 9};
   f(out);

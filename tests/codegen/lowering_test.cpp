@@ -43,7 +43,8 @@ void expect_same(const std::string& source, const std::string& fn, const std::ve
   ASSERT_TRUE(vg.ok()) << vg.message();
   std::vector<Value> grads;
   for (const NamedValue& g : vg.value().grad) grads.push_back(g.value);
-  Value want_vg = Value::tuple({vg.value().value, grads.size() == 1 ? grads[0] : Value::tuple(grads)});
+  Value want_vg =
+      Value::tuple({vg.value().value, grads.size() == 1 ? grads[0] : Value::tuple(grads)});
   auto got_vg = compiled.value()[1].call(args);
   ASSERT_TRUE(got_vg.ok()) << got_vg.message();
   EXPECT_EQ(e2e::compare_values(got_vg.value(), want_vg, tol), "") << fn << " value_and_grad";
@@ -79,8 +80,7 @@ def qs_loss(x: f64[n, K, d], y: f64[K, d, n]) -> f64 {
   sum k, r, c. q[k, r, c] * q[k, r, c]
 }
 )";
-  expect_same(src, "qs", {random_tensor({120, 3, 6}, rng), random_tensor({3, 6, 120}, rng)},
-              false);
+  expect_same(src, "qs", {random_tensor({120, 3, 6}, rng), random_tensor({3, 6, 120}, rng)}, false);
   expect_same(src, "qs_loss", {random_tensor({100, 2, 4}, rng), random_tensor({2, 4, 100}, rng)},
               true);
 }
