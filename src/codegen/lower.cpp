@@ -5,6 +5,7 @@
 #include "codegen/lower.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <map>
@@ -840,6 +841,7 @@ class Lowerer {
       ranges_[i] = Interval{0, r->second - 1};
     }
     ExprP begin = lit_i64(0);
+    std::optional<int64_t> width;  // hi - lo when the tightened bounds move together
     const size_t implied_before = implied_.size();
     if (tighten_ != nullptr) {
       auto [lo, hi] = tightened(*tighten_, ivars, d, end);
@@ -850,6 +852,7 @@ class Lowerer {
                       or_(local(out_, tighten_strong_),
                           or_(prim(Prim::Gt, {lo, lit_i64(0)}), prim(Prim::Lt, {hi, end})))});
         }
+        width = constant_difference(hi, lo);
         begin = declare(lo, "lo");
         end = declare(hi, "hi");
       }
@@ -875,11 +878,20 @@ class Lowerer {
       cuts.push_back(*as_i64(end));
     }
     auto one_loop = [&](ExprP from, ExprP to) {
+      // A window of constant width (lo = g - 4, hi = g + 1) runs as a counted loop, which the
+      // compiler unrolls: for t < 5 { i = lo + t; ... } (empty when clipped below 0 points).
+      const bool counted = width && *width > 0 && *width <= 16 && !as_i64(from);
+      LocalId t = counted ? out_.new_local("t", Scalar::I64) : i;
       Body b = nested([&] {
+        if (counted) emit(Declare{i, add_i64(from, local(out_, t))});
         points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)), false,
                body);
       });
-      emit(For{i, std::move(from), std::move(to), std::move(b), parallel && d == 0});
+      if (counted) {
+        emit(For{t, lit_i64(0), lit_i64(*width), std::move(b), false});
+      } else {
+        emit(For{i, std::move(from), std::move(to), std::move(b), parallel && d == 0});
+      }
     };
     if (cuts.size() > 2) {
       for (size_t k = 0; k + 1 < cuts.size(); ++k) {
@@ -961,6 +973,49 @@ class Lowerer {
       if (v.size() > 4) v.clear();  // not a window: keep one loop
     }
     return out;
+  }
+  // a - b when it is a constant: both linear in the same locals with the same coefficients.
+  static std::optional<int64_t> constant_difference(const ExprP& a, const ExprP& b) {
+    std::map<LocalId, int64_t> ta, tb;
+    int64_t ca = 0, cb = 0;
+    if (!linear_form(a, 1, ta, ca) || !linear_form(b, 1, tb, cb)) return std::nullopt;
+    std::erase_if(ta, [](const auto& kv) { return kv.second == 0; });
+    std::erase_if(tb, [](const auto& kv) { return kv.second == 0; });
+    if (ta != tb) return std::nullopt;
+    int64_t d = 0;
+    if (__builtin_sub_overflow(ca, cb, &d)) return std::nullopt;
+    return d;
+  }
+  // Adds k * e to (terms, constant) when e is a sum of literal multiples of locals.
+  static bool linear_form(const ExprP& e, int64_t k, std::map<LocalId, int64_t>& terms,
+                          int64_t& constant) {
+    if (e->type != Scalar::I64) return false;
+    if (auto c = as_i64(e)) return !__builtin_add_overflow(constant, k * *c, &constant);
+    if (e->kind == Expr::Kind::Local) {
+      terms[e->local] += k;
+      return true;
+    }
+    if (e->kind != Expr::Kind::Prim) return false;
+    switch (e->prim) {
+      case Prim::Add:
+        return linear_form(e->args[0], k, terms, constant) &&
+               linear_form(e->args[1], k, terms, constant);
+      case Prim::Sub:
+        return linear_form(e->args[0], k, terms, constant) &&
+               linear_form(e->args[1], -k, terms, constant);
+      case Prim::Neg:
+        return linear_form(e->args[0], -k, terms, constant);
+      case Prim::Mul:
+        if (auto c = as_i64(e->args[0]); c && std::abs(*c) < (int64_t{1} << 20)) {
+          return linear_form(e->args[1], k * *c, terms, constant);
+        }
+        if (auto c = as_i64(e->args[1]); c && std::abs(*c) < (int64_t{1} << 20)) {
+          return linear_form(e->args[0], k * *c, terms, constant);
+        }
+        return false;
+      default:
+        return false;
+    }
   }
   // max and min of i64 expressions, folded when the ranges decide them.
   ExprP max_i64(const ExprP& a, const ExprP& b) {
@@ -1191,6 +1246,14 @@ class Lowerer {
     if (terms < kMinTerms) return false;
     for (const ExprP& e : ext) {
       if (!as_i64(e) || *as_i64(e) <= 0) return false;
+    }
+    // A guard over the sum's own indices is a window the plain order runs tightened.
+    if (const Pred* g = single_guard(red->body, 0)) {
+      std::vector<int32_t> vars;
+      g->collect_vars(vars);
+      for (const ir::IndexVar& iv : red->ivars) {
+        if (std::find(vars.begin(), vars.end(), iv.var) != vars.end()) return false;
+      }
     }
     // The longest suffix of the generator's variables to move inside the sum.
     size_t first = op.ivars.size();
