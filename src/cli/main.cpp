@@ -547,12 +547,14 @@ int cmd_bench(const Options& o) {
     std::vector<const cotangent::Value*> in;
     for (const auto& a : args) leaves_of(a, in);
     std::vector<cotangent::TensorRef> in_refs;
+    in_refs.reserve(in.size());
     for (const auto* v : in) in_refs.push_back({v->dtype(), v->shape(), v->raw_data()});
     std::vector<cotangent::Value> outs;
     for (const auto& leaf : f.result_leaves()) {
       outs.push_back(cotangent::Value::zeros(leaf.dtype, leaf.shape));
     }
     std::vector<cotangent::MutableTensorRef> out_refs;
+    out_refs.reserve(outs.size());
     for (auto& v : outs) out_refs.push_back({v.dtype(), v.shape(), v.raw_mut()});
     auto warm = f.call(in_refs, out_refs);
     if (!warm) return report(warm.errors());

@@ -128,6 +128,7 @@ TEST(NativeCompiler, threads_compiling_the_same_source_at_once_all_succeed) {
   std::string errors[4];
   int answers[4] = {};
   std::vector<std::thread> ts;
+  ts.reserve(4);
   for (int k = 0; k < 4; ++k) {
     ts.emplace_back([&, k] {
       auto r = compile_and_load(source, o);
