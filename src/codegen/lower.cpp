@@ -704,28 +704,12 @@ class Lowerer {
   // --- reads ---
   // The value of an affine index (overflow-checked unless the ranges prove it fits).
   ExprP affine(const Affine& a, Span span) {
-    ExprP acc = lit_i64(a.constant_term());
-    int over = -1;
-    auto over_site = [&] {
-      if (over < 0) {
-        Site st;
-        st.kind = Site::Kind::Overflow;
-        st.span = span;
-        st.message = "integer overflow in the index " +
-                     a.to_string([this](int32_t v) { return name_of(v); });
-        over = site(std::move(st));
-      }
-      return over;
-    };
-    for (const auto& [v, c] : a.terms()) {
-      ExprP x = atom(ir::Atom::of(v));
-      ExprP term = mul_i64(lit_i64(c), x);
-      if (!as_i64(term) && !range(term)) term = int_op(Prim::Mul, lit_i64(c), x, over_site());
-      ExprP sum = add_i64(acc, term);
-      if (!as_i64(sum) && !range(sum)) sum = int_op(Prim::Add, acc, term, over_site());
-      acc = sum;
-    }
-    return acc;
+    Site st;
+    st.kind = Site::Kind::Overflow;
+    st.span = span;
+    st.message =
+        "integer overflow in the index " + a.to_string([this](int32_t v) { return name_of(v); });
+    return affine_checked(a, st);
   }
   ExprP index_value(const ir::IndexExpr& e, Span span) {
     return e.is_affine ? affine(e.affine, span) : atom(e.computed);
@@ -1658,6 +1642,8 @@ class Lowerer {
     }
     return lit_bool(false);
   }
+  // The value of an affine expression, each step checked for overflow (failing at a copy of
+  // `st`) unless literals or ranges prove it fits.
   ExprP affine_checked(const Affine& a, const Site& st) {
     ExprP acc = lit_i64(a.constant_term());
     int over = -1;
