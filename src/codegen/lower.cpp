@@ -901,12 +901,7 @@ class Lowerer {
     if (red == nullptr || red->kind != ir::ReduceKind::Sum) return {};
     const Pred* p = single_guard(red->body, 0);
     if (p == nullptr) return {};
-    std::vector<const Pred*> conj;
-    if (p->kind == Pred::Kind::And) {
-      for (const Pred& k : p->kids) conj.push_back(&k);
-    } else {
-      conj.push_back(p);
-    }
+    const std::vector<const Pred*> conj = conjuncts(*p);
     bool any = false;
     for (const Pred* c : conj) {
       if (c->kind != Pred::Kind::Ge0) continue;
@@ -1022,12 +1017,7 @@ class Lowerer {
   std::pair<ExprP, ExprP> tightened(const Pred& p, const std::vector<ir::IndexVar>& ivars, size_t d,
                                     const ExprP& extent) {
     ExprP lo = lit_i64(0), hi = extent;
-    std::vector<const Pred*> conj;
-    if (p.kind == Pred::Kind::And) {
-      for (const Pred& k : p.kids) conj.push_back(&k);
-    } else {
-      conj.push_back(&p);
-    }
+    const std::vector<const Pred*> conj = conjuncts(p);
     const ir::VarId iv = ivars[d].var;
     for (const Pred* c : conj) {
       // A conjunct that mentions no index variable of the region holds everywhere or nowhere:
@@ -1099,14 +1089,18 @@ class Lowerer {
         break;
     }
   }
+  // The conjuncts of a predicate (itself when it is not a conjunction).
+  static std::vector<const Pred*> conjuncts(const Pred& p) {
+    std::vector<const Pred*> out;
+    if (p.kind != Pred::Kind::And) return {&p};
+    out.reserve(p.kids.size());
+    for (const Pred& k : p.kids) out.push_back(&k);
+    return out;
+  }
   // Every conjunct of `p` is one of the bounds of the loops being lowered.
   bool implies_all(const Pred& p) const {
-    auto used = [&](const Pred* c) {
-      return std::find(implied_.begin(), implied_.end(), c) != implied_.end();
-    };
-    if (p.kind != Pred::Kind::And) return used(&p);
-    for (const Pred& k : p.kids) {
-      if (!used(&k)) return false;
+    for (const Pred* c : conjuncts(p)) {
+      if (std::find(implied_.begin(), implied_.end(), c) == implied_.end()) return false;
     }
     return true;
   }
@@ -1384,12 +1378,7 @@ class Lowerer {
     const bool int_extreme = t.elem == Scalar::I64 && !is_sum;
     const int overflow = message_site(s.span, "integer overflow in a sum of i64 values");
     if (t.is_scalar()) {
-      ExprP start = t.elem == Scalar::I64 ? lit_i64(0)
-                    : is_sum              ? lit_real(0, t.elem)
-                                          : lit_real(op.kind == ir::ReduceKind::Max
-                                                         ? -std::numeric_limits<double>::infinity()
-                                                         : std::numeric_limits<double>::infinity(),
-                                        t.elem);
+      ExprP start = reduction_start(op.kind, t.elem);
       LocalId acc = mutable_local(hint, t.elem, start);
       if (int_extreme) have = mutable_local(hint + "_have", Scalar::Bool, lit_bool(false));
       bool masked_terms = false;
@@ -1444,12 +1433,7 @@ class Lowerer {
     // A tensor-valued reduction accumulates elementwise into its destination.
     Val dst = alloc_for(v, s.span);
     if (t.elem != Scalar::I64 || is_sum) {
-      ExprP start = t.elem == Scalar::I64 ? lit_i64(0)
-                    : is_sum              ? lit_real(0, t.elem)
-                                          : lit_real(op.kind == ir::ReduceKind::Max
-                                                         ? -std::numeric_limits<double>::infinity()
-                                                         : std::numeric_limits<double>::infinity(),
-                                        t.elem);
+      ExprP start = reduction_start(op.kind, t.elem);
       emit(Fill{dst.pointer, dst.offset, dst.numel(), start});
     } else {
       have = mutable_local(hint + "_have", Scalar::Bool, lit_bool(false));
@@ -1515,6 +1499,13 @@ class Lowerer {
       emit(Assign{live, lit_bool(true)});
     }
     for (Stmt& st : combine) bodies_.back()->push_back(std::move(st));
+  }
+  // Where a reduction starts: 0 for sums (and i64), -inf for max, +inf for min.
+  static ExprP reduction_start(ir::ReduceKind how, Scalar elem) {
+    if (elem == Scalar::I64) return lit_i64(0);
+    if (how == ir::ReduceKind::Sum) return lit_real(0, elem);
+    const double inf = std::numeric_limits<double>::infinity();
+    return lit_real(how == ir::ReduceKind::Max ? -inf : inf, elem);
   }
   static ExprP real_combine(ir::ReduceKind how, ExprP acc, ExprP x) {
     switch (how) {
