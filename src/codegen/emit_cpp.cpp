@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "codegen/expr.h"
@@ -40,6 +41,106 @@ std::string real_literal(double v, Scalar t) {
   if (s.find_first_of(".eE") == std::string::npos) s += ".0";
   return t == Scalar::F32 ? "float(" + s + ")" : s;
 }
+
+// The buffers a parallel loop's body reads or writes through pointers declared outside it and
+// never re-pointed inside it. Its lambda captures these by value: captured by reference, every
+// access reloads the pointer through the closure, and GCC then leaves the loops unvectorized.
+class OuterPointers {
+ public:
+  explicit OuterPointers(const LoopFunction& fn) : fn_(fn) {}
+  std::vector<LocalId> of(const Body& b) {
+    walk(b);
+    std::vector<LocalId> out;
+    for (LocalId p : used_) {
+      if (!defined_.contains(p) && fn_.locals.at(static_cast<size_t>(p)).is_pointer) {
+        out.push_back(p);
+      }
+    }
+    return out;
+  }
+
+ private:
+  void walk(const Body& b) {
+    for (const Stmt& s : b) std::visit([&](const auto& op) { visit(op); }, s.op);
+  }
+  void use(const ExprP& e) {
+    if (!e) return;
+    if (e->kind == Expr::Kind::Load || e->kind == Expr::Kind::Local) used_.insert(e->local);
+    for (const ExprP& a : e->args) use(a);
+  }
+  void visit(const Declare& d) {
+    defined_.insert(d.local);
+    use(d.value);
+  }
+  void visit(const Assign& a) {
+    defined_.insert(a.local);
+    use(a.value);
+  }
+  void visit(const Store& s) {
+    used_.insert(s.pointer);
+    use(s.index);
+    use(s.value);
+  }
+  void visit(const CheckedInt& c) {
+    for (const ExprP& e : c.args) use(e);
+  }
+  void visit(const For& f) {
+    use(f.begin);
+    use(f.end);
+    walk(f.body);
+  }
+  void visit(const Forever& f) { walk(f.body); }
+  void visit(const Break&) {}
+  void visit(const If& i) {
+    use(i.cond);
+    walk(i.then_body);
+    walk(i.else_body);
+  }
+  void visit(const Fail& f) {
+    for (const ExprP& e : f.values) use(e);
+  }
+  void visit(const Alloc& a) {
+    defined_.insert(a.pointer);
+    use(a.count);
+  }
+  void visit(const View& v) {
+    defined_.insert(v.pointer);
+    used_.insert(v.base);
+    use(v.offset);
+  }
+  void visit(const Copy& c) {
+    used_.insert(c.dst);
+    used_.insert(c.src);
+    use(c.dst_offset);
+    use(c.src_offset);
+    use(c.count);
+  }
+  void visit(const Fill& f) {
+    used_.insert(f.dst);
+    use(f.offset);
+    use(f.count);
+    use(f.value);
+  }
+  void visit(const Combine& c) {
+    used_.insert(c.dst);
+    used_.insert(c.src);
+    use(c.dst_offset);
+    use(c.src_offset);
+    use(c.count);
+  }
+  void visit(const Swap& s) {  // re-pointed: stays a reference
+    defined_.insert(s.a);
+    defined_.insert(s.b);
+  }
+  void visit(const StackInit& s) { defined_.insert(s.pointer); }
+  void visit(const StackGrow& g) {
+    defined_.insert(g.pointer);
+    use(g.count);
+  }
+
+  const LoopFunction& fn_;
+  std::set<LocalId> used_, defined_;
+};
 
 class Emitter {
  public:
@@ -287,7 +388,9 @@ class Emitter {
     line("seen = first_fail" + tag + ";");
     line("if (" + i + " > seen) continue;");
     line("cot_ctx thread_ctx = *ctx;");
-    line("const int code = [&]() -> int {");
+    std::string captures = "&";
+    for (LocalId p : OuterPointers(fn_).of(f.body)) captures += ", " + name(p);
+    line("const int code = [" + captures + "]() -> int {");
     ++indent_;
     line("cot_ctx* ctx = &thread_ctx;");
     if (f.thread_arena_bytes > 0) {
@@ -379,6 +482,11 @@ class Emitter {
     const Local& p = fn_.locals.at(static_cast<size_t>(a.pointer));
     const std::string t = c_elem_type(p.type);
     const std::string n = name(a.pointer);
+    if (a.on_stack) {
+      line(t + " " + n + "_array[" + expr(a.count) + "];");
+      line(t + "* " + n + " = " + n + "_array;");
+      return;
+    }
     if (a.arena_offset >= 0) {
       const std::string base =
           a.arena == 0 ? std::string("arena") : "thread_arena" + std::to_string(a.arena);
