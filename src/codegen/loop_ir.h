@@ -125,13 +125,15 @@ struct Fail {
 };
 // Declares `pointer` to a fresh buffer of `count` elements of the pointer's type: from the
 // arena when `count` is a literal (the memory plan fills `arena_offset`), else from the heap,
-// freed when the enclosing body ends. The contents are unspecified.
+// freed when the enclosing body ends; `on_stack`, a small array local to the enclosing body
+// (`count` a literal), which the C++ compiler knows aliases nothing. The contents are
+// unspecified.
 struct Alloc {
   LocalId pointer;
   ExprP count;
   int64_t arena_offset = -1;  // bytes, set by plan_memory; -1: from the heap
   int arena = 0;              // 0: the function's arena; k: the k-th parallel loop's
-  int buffer = -1;            // the buffer's number, for the memory plan
+  bool on_stack = false;
 };
 // Declares `pointer` = base + offset (a view into another buffer).
 struct View {

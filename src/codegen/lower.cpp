@@ -353,7 +353,7 @@ class Lowerer {
       out_.uses_heap = true;
     }
     x.pointer = out_.new_local(hint, elem, true);
-    emit(Alloc{x.pointer, count ? lit_i64(*count) : n, -1, buffers_++});
+    emit(Alloc{.pointer = x.pointer, .count = count ? lit_i64(*count) : n});
     return x;
   }
   // The buffer a statement binding `v` writes: its consumer's destination when one is pending.
@@ -1192,23 +1192,26 @@ class Lowerer {
   }
 
   // A generator of long sums, `for o, m. sum i. e`, runs as `for o. for i. for m.
-  // dst[o, m] += e` for a suffix m of its index variables: each element still adds its terms in
+  // acc[m] += e` for a suffix m of its index variables: each element still adds its terms in
   // the same order (the same rounding as the interpreter), but the inner loop carries no chain
   // of dependent additions, and `A^T r` reads A by rows. m is the longest suffix whose block
-  // of outputs stays in cache (at most 4096) and along which no read strides. Only where
-  // nothing in the body can fail (the first error could otherwise differ).
+  // of outputs stays in cache (at most 4096) and along which no read strides. When the body
+  // goes on after the sum (`let s = sum i. e; f(s)`, an epilogue), the block's sums are
+  // computed first, with the flags of their masks, and then `f` for each m in order. Only where
+  // nothing in the sum can fail (the first error could otherwise differ).
   bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst) {
     constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
     constexpr int64_t kMinTerms = 64;
-    if (op.body.stmts.size() != 1 || op.body.results.size() != 1) return false;
+    if (op.body.stmts.empty() || op.body.results.size() != 1) return false;
     const ir::Stmt& st = op.body.stmts[0];
     const auto* red = st.as<ir::ReduceOp>();
     const ir::Atom& res = op.body.results[0];
-    if (red == nullptr || red->kind != ir::ReduceKind::Sum || !res.is_var ||
-        st.results[0] != res.var || !f_.type_of(res.var).is_scalar() ||
-        !is_real(f_.type_of(res.var).elem) || dst.dims.size() != op.ivars.size()) {
+    if (red == nullptr || red->kind != ir::ReduceKind::Sum || st.results.size() != 1 ||
+        !f_.type_of(st.results[0]).is_scalar() || !is_real(f_.type_of(st.results[0]).elem) ||
+        dst.dims.size() != op.ivars.size()) {
       return false;
     }
+    const bool epilogue = op.body.stmts.size() > 1 || !res.is_var || res.var != st.results[0];
     std::vector<ExprP> sum_ext;
     int64_t terms = 1;
     for (const ir::IndexVar& iv : red->ivars) {
@@ -1251,33 +1254,96 @@ class Lowerer {
                                           op.ivars.end());
     const std::vector<ExprP> outer_ext(ext.begin(), ext.begin() + static_cast<ptrdiff_t>(first));
     const std::vector<ExprP> inner_ext(ext.begin() + static_cast<ptrdiff_t>(first), ext.end());
-    // Lower the interchanged loops aside; keep them when the body cannot fail or mask.
-    const Scalar elem = f_.type_of(res.var).elem;
+    // Lower the interchanged loops aside; keep them when the sum cannot fail.
+    const Scalar elem = f_.type_of(st.results[0]).elem;
     const bool parallel = loop_depth_ == 0 && !outer.empty();
     bool ok = true;
     ++loop_depth_;
     Body b = nested([&] {
       auto sums = [&](const ExprP& o) {
-        ExprP base = add_i64(dst.offset, mul_i64(o, lit_i64(block)));
-        emit(Fill{dst.pointer, base, lit_i64(block), lit_real(0, elem)});
-        for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
-          for_points(inner, inner_ext, false, [&](const ExprP& m) {
-            std::vector<Val> r = lower_block(red->body, nullptr);
-            const Val& x = r.at(0);
-            ok = ok && x.kind == Val::Kind::Scalar;
-            ExprP at = add_i64(base, m);
-            Body add = nested([&] {
-              emit(
-                  Store{dst.pointer, at, prim(Prim::Add, {load(elem, dst.pointer, at), x.scalar})});
+        // The block accumulates in an array on the stack, which the C++ compiler knows aliases
+        // no input: it vectorizes along m or keeps the block in registers.
+        const LocalId acc = out_.new_local("acc", elem, true);
+        emit(Alloc{.pointer = acc, .count = lit_i64(block), .on_stack = true});
+        emit(Fill{acc, lit_i64(0), lit_i64(block), lit_real(0, elem)});
+        // The flags of the sums' masks (lower_reduce's `live` and `strong`), for an epilogue.
+        LocalId live = -1, strong = -1;
+        bool masked_terms = false;
+        Body flags = nested([&] {
+          if (!epilogue) return;
+          live = out_.new_local("acc_live", Scalar::Bool, true);
+          strong = out_.new_local("acc_strong", Scalar::Bool, true);
+          for (LocalId f : {live, strong}) {
+            emit(Alloc{.pointer = f, .count = lit_i64(block), .on_stack = true});
+            emit(Fill{f, lit_i64(0), lit_i64(block), lit_bool(false)});
+          }
+        });
+        // A guard of the terms over the generator's indices alone bounds the loops over m (a
+        // triangle runs as one); the points it skips are strong zeros of their sums.
+        const Pred* guard = single_guard(red->body, 0);
+        const bool tight = guard != nullptr && may_tighten(*guard, inner, inner_ext);
+        Body terms_loops = nested([&] {
+          for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
+            if (tight) tighten_ = guard;
+            for_points(inner, inner_ext, false, [&](const ExprP& m) {
+              std::vector<Val> r = lower_block(red->body, nullptr);
+              const Val& x = r.at(0);
+              ok = ok && x.kind == Val::Kind::Scalar;
+              Body add = nested([&] {
+                emit(Store{acc, m, prim(Prim::Add, {load(elem, acc, m), x.scalar})});
+              });
+              // A masked term is skipped, as the interpreter's sum skips it.
+              if (x.mask && !as_i64(x.mask)) {
+                masked_terms = true;
+                if (epilogue) {
+                  emit(Store{live, m, or_(load(Scalar::Bool, live, m), mask_is(x.mask, 0))});
+                  emit(Store{strong, m,
+                             or_(load(Scalar::Bool, strong, m), mask_is(x.mask, kStrongZero))});
+                }
+                emit(If{mask_is(x.mask, 0), std::move(add), {}});
+              } else if (!x.mask || as_i64(x.mask) == int64_t{0}) {
+                for (Stmt& a : add) bodies_.back()->push_back(std::move(a));
+              } else {
+                masked_terms = true;  // every term masked alike: none is live
+                if (epilogue && as_i64(x.mask) == kStrongZero) {
+                  emit(Store{strong, m, lit_bool(true)});
+                }
+              }
             });
-            // A masked term is skipped, as the interpreter's sum skips it (the sum's own mask
-            // does not matter: a generator's elements carry none).
-            if (x.mask && !as_i64(x.mask)) {
-              emit(If{mask_is(x.mask, 0), std::move(add), {}});
-            } else if (!x.mask || as_i64(x.mask) == int64_t{0}) {
-              for (Stmt& st : add) bodies_.back()->push_back(std::move(st));
-            }
           });
+        });
+        ok = ok && !may_fail(terms_loops);
+        if (masked_terms) {  // the flags are kept only when a term can be masked
+          for (Stmt& f : flags) bodies_.back()->push_back(std::move(f));
+        }
+        for (Stmt& t : terms_loops) bodies_.back()->push_back(std::move(t));
+        ExprP base = add_i64(dst.offset, mul_i64(o, lit_i64(block)));
+        if (!epilogue) {
+          emit(Copy{dst.pointer, base, acc, lit_i64(0), lit_i64(block)});
+          return;
+        }
+        // The rest of the body for each element of the block, in order.
+        ir::Block rest;
+        rest.stmts.assign(op.body.stmts.begin() + 1, op.body.stmts.end());
+        rest.results = op.body.results;
+        for_points(inner, inner_ext, false, [&](const ExprP& m) {
+          ExprP skipped = lit_bool(false);
+          if (tight) {
+            whole_pred_ = *guard;
+            skipped = not_(pred(*guard, st.span));
+          }
+          ExprP mask = nullptr;
+          if (masked_terms) {
+            ExprP is_strong = or_(load(Scalar::Bool, strong, m), skipped);
+            mask = select(load(Scalar::Bool, live, m), lit_i64(0),
+                          select(is_strong, lit_i64(kStrongZero), lit_i64(kEmptySum)));
+          } else if (tight) {
+            mask = select(skipped, lit_i64(kStrongZero), lit_i64(0));
+          }
+          if (mask) mask = declare(mask, "acc_mask");
+          bind(st.results[0], scalar_val(load(elem, acc, m), elem, mask));
+          std::vector<Val> dests{view(dst, add_i64(base, m), {})};
+          lower_block(rest, &dests);
         });
       };
       if (outer.empty()) {
@@ -1287,28 +1353,25 @@ class Lowerer {
       }
     });
     --loop_depth_;
-    if (!ok || may_fail(b)) return false;
+    if (!ok) return false;
     if (parallel) out_.uses_parallel = true;
     for (Stmt& x : b) bodies_.back()->push_back(std::move(x));
     return true;
   }
-  // Some read in `b` moves across rows with the generator's index but not along its last
-  // dimension (A[i, j] with i the generator's): interchanged, the inner loop would stride.
+  // Some read in `b` moves across rows with the innermost of the generator's indices `gen` but
+  // not along its last dimension (A[i, j] with i the generator's): interchanged, the inner loop
+  // would stride. (A read across rows with an outer one, B[r, i] for m = (r, c), is invariant
+  // in the inner loop.)
   static bool strided_by_generator(const ir::Block& b, const std::vector<ir::IndexVar>& gen) {
-    auto mentions_gen = [&](const ir::IndexExpr& e) {
-      if (!e.is_affine) return false;
-      for (const ir::IndexVar& iv : gen) {
-        if (e.affine.mentions(iv.var)) return true;
-      }
-      return false;
-    };
+    const ir::VarId innermost = gen.back().var;
     for (const ir::Stmt& s : b.stmts) {
       if (const auto* ix = s.as<ir::IndexOp>(); ix != nullptr && !ix->indices.empty()) {
         const ir::IndexExpr& last = ix->indices.back();
-        const bool along = last.is_affine && last.affine.mentions(gen.back().var);
+        const bool along = last.is_affine && last.affine.mentions(innermost);
         bool across = false;
         for (size_t d = 0; d + 1 < ix->indices.size(); ++d) {
-          across = across || mentions_gen(ix->indices[d]);
+          const ir::IndexExpr& e = ix->indices[d];
+          across = across || (e.is_affine && e.affine.mentions(innermost));
         }
         if (across && !along) return true;
       }
@@ -1718,10 +1781,10 @@ class Lowerer {
           ExprP rows = select(prim(Prim::Lt, {count, allowed[k]}), count, allowed[k]);
           ExprP elems = mul_i64(rows, numels[k]);
           if (auto e = as_i64(elems)) {
-            emit(Alloc{stacks[k].pointer, lit_i64(*e), -1, buffers_++});
+            emit(Alloc{.pointer = stacks[k].pointer, .count = lit_i64(*e)});
           } else {
             out_.uses_heap = true;
-            emit(Alloc{stacks[k].pointer, declare(elems, "n"), -1, buffers_++});
+            emit(Alloc{.pointer = stacks[k].pointer, .count = declare(elems, "n")});
           }
         } else {
           out_.uses_heap = true;
@@ -1906,7 +1969,6 @@ class Lowerer {
   const Pred* guard_true_ = nullptr;          // a guard those bounds make always true
   std::vector<std::vector<int64_t>> splits_;  // where the generator being lowered splits
 
-  int buffers_ = 0;
   int loop_depth_ = 0;
   LocalId max_while_ = -1;
 };

@@ -88,7 +88,7 @@ class Liveness {
   void visit(Alloc& a, int here, int arena) {
     use(a.count, here);
     auto n = as_i64(a.count);
-    if (!n) return;  // a heap buffer
+    if (!n || a.on_stack) return;  // a heap buffer or a local array
     Buffer b;
     b.alloc = &a;
     b.arena = arena;

@@ -85,6 +85,56 @@ def qs_loss(x: f64[n, K, d], y: f64[K, d, n]) -> f64 {
               true);
 }
 
+// The C++ the lowering emits for `fn` at `args` (one thread).
+std::string emitted(const std::string& source, const std::string& fn,
+                    const std::vector<Value>& args) {
+  auto m = Module::from_string(source, "lowering.cot");
+  if (!m.ok()) return m.message();
+  auto compiled = m.value().compile({{fn, std::nullopt, {}, args}}, CompileOptions{1, 0, {}});
+  if (!compiled.ok()) return compiled.message();
+  return compiled.value()[0].source();
+}
+
+TEST(NativeLowering, a_sum_followed_by_arithmetic_is_interchanged_with_its_mask) {
+  std::mt19937_64 rng(5);
+  // The GMM gradient's Qs: the block's sums first (the skipped triangle strong zeros), then the
+  // rest of the body per element; a strong zero times inf is 0, an ordinary 0 times inf NaN.
+  const char* src = R"(
+def tri(x: f64[n, K, d], y: f64[K, d, n], Q: f64[K, d, d], t: f64) -> f64[K, d, d] {
+  for k, r, c. (sum i. [c <= r] * x[i, k, c] * y[k, r, i]) * t + Q[k, r, c]
+}
+def relu(x: f64[n, K, d], t: f64) -> f64[K, d] {
+  for k, c. (sum i. [x[i, k, c] > 0.0] * x[i, k, c]) * t
+}
+def tri_loss(x: f64[n, K, d], y: f64[K, d, n], Q: f64[K, d, d]) -> f64 {
+  let q = for k, r, c. exp(0.1 * sum i. [c <= r] * x[i, k, c] * y[k, r, i]) * Q[k, r, c]
+  sum k, r, c. q[k, r, c] * q[k, r, c]
+}
+)";
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<Value> tri_args{random_tensor({100, 3, 5}, rng),
+                                    random_tensor({3, 5, 100}, rng), random_tensor({3, 5, 5}, rng),
+                                    Value::f64(inf)};
+  expect_same(src, "tri", tri_args, false);
+  EXPECT_NE(emitted(src, "tri", tri_args).find("acc_array"), std::string::npos);
+  // Per-term masks: the sums of column (0, 1), every term negative, are strong zeros.
+  Value x = random_tensor({90, 3, 4}, rng);
+  for (int64_t i = 0; i < 90; ++i) x.f64_mut()[static_cast<size_t>(i * 12 + 1)] = -1.0 - i;
+  const std::vector<Value> relu_args{x, Value::f64(inf)};
+  expect_same(src, "relu", relu_args, false);
+  EXPECT_NE(emitted(src, "relu", relu_args).find("acc_live_array"), std::string::npos);
+  auto m = Module::from_string(src, "lowering.cot");
+  ASSERT_TRUE(m.ok());
+  auto r = m.value().evaluate("relu", relu_args);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r.value().f64_data()[1], 0.0);
+  EXPECT_EQ(r.value().f64_data()[0], inf);
+  expect_same(src, "tri_loss",
+              {random_tensor({80, 2, 4}, rng), random_tensor({2, 4, 80}, rng),
+               random_tensor({2, 4, 4}, rng)},
+              true);
+}
+
 TEST(NativeLowering, windowed_sums_split_at_the_borders) {
   std::mt19937_64 rng(3);
   // The convolution's image gradient is a guarded sum over the output map: the lowering runs
