@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -520,17 +521,30 @@ class Lowerer {
   std::vector<Val> lower_block(const ir::Block& b, const std::vector<Val>* dests) {
     std::vector<ir::VarId> placed;
     if (dests != nullptr) {
+      // Each result, and each component of a tuple the block builds (a function's value and
+      // gradients), with its destination.
+      std::vector<std::pair<ir::VarId, const Val*>> pairs;
+      std::function<void(const ir::Atom&, const Val&)> pair = [&](const ir::Atom& a, const Val& d) {
+        if (!a.is_var) return;
+        if (d.kind == Val::Kind::Tuple) {
+          for (const ir::Stmt& st : b.stmts) {
+            const auto* t = st.as<ir::TupleOp>();
+            if (t == nullptr || st.results[0] != a.var || t->elems.size() != d.elems.size()) {
+              continue;
+            }
+            for (size_t k = 0; k < d.elems.size(); ++k) pair(t->elems[k], d.elems[k]);
+          }
+          return;
+        }
+        pairs.emplace_back(a.var, &d);
+      };
+      for (size_t k = 0; k < b.results.size(); ++k) pair(b.results[k], (*dests)[k]);
       std::map<ir::VarId, int> uses;
-      for (const ir::Atom& a : b.results) {
-        if (a.is_var) ++uses[a.var];
-      }
-      for (size_t k = 0; k < b.results.size(); ++k) {
-        const ir::Atom& a = b.results[k];
-        const Val& d = (*dests)[k];
-        if (!a.is_var || !d.is_tensor() || uses[a.var] != 1 || d.mask) continue;
-        if (!defined_in(b, a.var)) continue;
-        pending_dest_[a.var] = d;
-        placed.push_back(a.var);
+      for (const auto& [v, d] : pairs) ++uses[v];
+      for (const auto& [v, d] : pairs) {
+        if (!d->is_tensor() || uses[v] != 1 || d->mask || !defined_in(b, v)) continue;
+        pending_dest_[v] = *d;
+        placed.push_back(v);
       }
     }
     for (const ir::Stmt& s : b.stmts) lower_stmt(s);
