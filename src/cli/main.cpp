@@ -93,7 +93,7 @@ Options of check, run, grad, print and cost:
                   the optimizer pass P (or all): inline, let-lift, pair-elim,
                   simplify, partial-eval, gen-pushout, fuse, iverson,
                   loop-batch, sink, unswitch, licm, loop-normalize, if-merge,
-                  cse, region-cse, dce.
+                  cse, transposed-cse, region-cse, dce.
 
 Exit codes: 0 success, 1 an error in the program or its input, 2 wrong usage.
 )";

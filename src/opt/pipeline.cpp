@@ -21,6 +21,7 @@
 #include "opt/region_cse.h"
 #include "opt/simplify.h"
 #include "opt/sink.h"
+#include "opt/transposed_cse.h"
 #include "opt/unswitch.h"
 
 namespace cot::opt {
@@ -61,6 +62,8 @@ const std::vector<Pass>& pipeline_passes() {
        "merge the ifs of a block on one condition; fold branches on a condition already known"},
       {"cse", 1, eliminate_common_subexpressions, cse_postcondition,
        "share statements equal up to renaming that another dominates"},
+      {"transposed-cse", 2, share_transposed_generators, transposed_cse_postcondition,
+       "share a generator equal to a dominating one up to the order of its indices"},
       {"region-cse", 2, share_across_regions, region_cse_postcondition,
        "materialize a per-point value that sibling regions over the same ranges recompute"},
       {"dce", 1, eliminate_dead_code, dce_postcondition,
