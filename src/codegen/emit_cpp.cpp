@@ -354,6 +354,7 @@ class Emitter {
     const int64_t per_iteration = work(f.body);
     const auto trips = as_i64(f.end);
     if (!f.parallel || (trips && *trips * per_iteration < kParallelWork)) {
+      if (f.simd) line("#pragma omp simd");
       line(head + " {");
       if (f.parallel) {
         // Sequential after all: the body's buffers still come from the thread arena.

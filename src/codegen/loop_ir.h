@@ -108,6 +108,8 @@ struct For {
   // A parallel loop's buffers come from a per-thread arena of this many bytes (plan_memory).
   int64_t thread_arena_bytes = 0;
   int arena = 0;  // plan_memory: the arena its body's buffers use (0: the function's)
+  // Iterations are independent and touch consecutive elements: vectorize it (`omp simd`).
+  bool simd = false;
 };
 // for (;;) { body }, left by Break.
 struct Forever {

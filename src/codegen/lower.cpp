@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "codegen/expr.h"
+#include "ir/regions.h"
 
 namespace cot::codegen {
 
@@ -1207,12 +1208,12 @@ class Lowerer {
 
   // A generator of long sums, `for o, m. sum i. e`, runs as `for o. for i. for m.
   // acc[m] += e` for a suffix m of its index variables: each element still adds its terms in
-  // the same order (the same rounding as the interpreter), but the inner loop carries no chain
-  // of dependent additions, and `A^T r` reads A by rows. m is the longest suffix whose block
-  // of outputs stays in cache (at most 4096) and along which no read strides. When the body
-  // goes on after the sum (`let s = sum i. e; f(s)`, an epilogue), the block's sums are
-  // computed first, with the flags of their masks, and then `f` for each m in order. Only where
-  // nothing in the sum can fail (the first error could otherwise differ).
+  // the same order (the same rounding as the interpreter; but see the lanes below), but the
+  // inner loop carries no chain of dependent additions, and `A^T r` reads A by rows. m is the
+  // longest suffix whose block of outputs stays in cache (at most 4096) and along which no read
+  // strides. When the body goes on after the sum (`let s = sum i. e; f(s)`, an epilogue), the
+  // block's sums are computed first, with the flags of their masks, and then `f` for each m in
+  // order. Only where nothing in the sum can fail (the first error could otherwise differ).
   bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst) {
     constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
     constexpr int64_t kMinTerms = 64;
@@ -1268,18 +1269,52 @@ class Lowerer {
                                           op.ivars.end());
     const std::vector<ExprP> outer_ext(ext.begin(), ext.begin() + static_cast<ptrdiff_t>(first));
     const std::vector<ExprP> inner_ext(ext.begin() + static_cast<ptrdiff_t>(first), ext.end());
+    // Lanes: when the block's inner extent is too short to fill a vector and the terms read
+    // consecutive elements along the sum's last index j, each sum keeps kLanes partial sums
+    // (lane l adds the terms with j = l mod kLanes, in order), added up at the end: the inner
+    // loop runs along j, vectorized. The terms are reassociated (language.md §7 allows it);
+    // every other sum adds in the interpreter's order.
+    const ir::IndexVar& last = red->ivars.back();
+    const bool lanes_fit =
+        *as_i64(inner_ext.back()) < 2 * kLanes && *as_i64(sum_ext.back()) >= 4 * kLanes &&
+        reads_along(red->body, last.var) && !strided_by_generator(red->body, {last});
     // Lower the interchanged loops aside; keep them when the sum cannot fail.
+    std::optional<Body> b;
+    if (lanes_fit)
+      b = interchanged_loops(op, dst, outer, inner, outer_ext, inner_ext, sum_ext, block, epilogue,
+                             true);
+    if (!b)
+      b = interchanged_loops(op, dst, outer, inner, outer_ext, inner_ext, sum_ext, block, epilogue,
+                             false);
+    if (!b) return false;
+    if (loop_depth_ == 0 && !outer.empty()) out_.uses_parallel = true;
+    for (Stmt& x : *b) bodies_.back()->push_back(std::move(x));
+    return true;
+  }
+  static constexpr int64_t kLanes = 4;  // f64 lanes of an AVX2 vector
+  // The loops of interchanged_sum: nullopt when a term can fail, is not a scalar, or (with
+  // `lanes`) can be masked.
+  std::optional<Body> interchanged_loops(const ir::GenOp& op, const Val& dst,
+                                         const std::vector<ir::IndexVar>& outer,
+                                         const std::vector<ir::IndexVar>& inner,
+                                         const std::vector<ExprP>& outer_ext,
+                                         const std::vector<ExprP>& inner_ext,
+                                         const std::vector<ExprP>& sum_ext, int64_t block,
+                                         bool epilogue, bool lanes) {
+    const ir::Stmt& st = op.body.stmts[0];
+    const auto* red = st.as<ir::ReduceOp>();
     const Scalar elem = f_.type_of(st.results[0]).elem;
     const bool parallel = loop_depth_ == 0 && !outer.empty();
+    const int64_t width = lanes ? kLanes : 1;
     bool ok = true;
     ++loop_depth_;
     Body b = nested([&] {
       auto sums = [&](const ExprP& o) {
         // The block accumulates in an array on the stack, which the C++ compiler knows aliases
-        // no input: it vectorizes along m or keeps the block in registers.
+        // no input: it vectorizes along m (or j) or keeps the block in registers.
         const LocalId acc = out_.new_local("acc", elem, true);
-        emit(Alloc{.pointer = acc, .count = lit_i64(block), .on_stack = true});
-        emit(Fill{acc, lit_i64(0), lit_i64(block), lit_real(0, elem)});
+        emit(Alloc{.pointer = acc, .count = lit_i64(block * width), .on_stack = true});
+        emit(Fill{acc, lit_i64(0), lit_i64(block * width), lit_real(0, elem)});
         // The flags of the sums' masks (lower_reduce's `live` and `strong`), for an epilogue.
         LocalId live = -1, strong = -1;
         bool masked_terms = false;
@@ -1296,44 +1331,95 @@ class Lowerer {
         // triangle runs as one); the points it skips are strong zeros of their sums.
         const Pred* guard = single_guard(red->body, 0);
         const bool tight = guard != nullptr && may_tighten(*guard, inner, inner_ext);
+        // One term added to accumulator `at` of element m.
+        auto term = [&](const ExprP& m, const ExprP& at) {
+          std::vector<Val> r = lower_block(red->body, nullptr);
+          const Val& x = r.at(0);
+          ok = ok && x.kind == Val::Kind::Scalar;
+          Body add = nested([&] {
+            emit(Store{acc, at, prim(Prim::Add, {load(elem, acc, at), x.scalar})});
+          });
+          // A masked term is skipped, as the interpreter's sum skips it.
+          if (x.mask && !as_i64(x.mask)) {
+            masked_terms = true;
+            if (epilogue) {
+              emit(Store{live, m, or_(load(Scalar::Bool, live, m), mask_is(x.mask, 0))});
+              emit(Store{strong, m,
+                         or_(load(Scalar::Bool, strong, m), mask_is(x.mask, kStrongZero))});
+            }
+            emit(If{mask_is(x.mask, 0), std::move(add), {}});
+          } else if (!x.mask || as_i64(x.mask) == int64_t{0}) {
+            for (Stmt& a : add) bodies_.back()->push_back(std::move(a));
+          } else {
+            masked_terms = true;  // every term masked alike: none is live
+            if (epilogue && as_i64(x.mask) == kStrongZero) emit(Store{strong, m, lit_bool(true)});
+          }
+        };
         Body terms_loops = nested([&] {
-          for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
+          if (!lanes) {
+            for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
+              if (tight) tighten_ = guard;
+              for_points(inner, inner_ext, false, [&](const ExprP& m) { term(m, m); });
+            });
+            return;
+          }
+          // The last sum index in groups of kLanes (lane l: j = start + l), then the rest.
+          const std::vector<ir::IndexVar> head(red->ivars.begin(), red->ivars.end() - 1);
+          const std::vector<ExprP> head_ext(sum_ext.begin(), sum_ext.end() - 1);
+          const ir::IndexVar& last = red->ivars.back();
+          const int64_t extent = *as_i64(sum_ext.back());
+          const int64_t groups = extent / kLanes, rest = extent % kLanes;
+          auto group = [&](const ExprP& start, int64_t count) {
             if (tight) tighten_ = guard;
             for_points(inner, inner_ext, false, [&](const ExprP& m) {
-              std::vector<Val> r = lower_block(red->body, nullptr);
-              const Val& x = r.at(0);
-              ok = ok && x.kind == Val::Kind::Scalar;
-              Body add = nested([&] {
-                emit(Store{acc, m, prim(Prim::Add, {load(elem, acc, m), x.scalar})});
+              const LocalId l = out_.new_local("lane", Scalar::I64);
+              ranges_[l] = Interval{0, count - 1};
+              Body lane = nested([&] {
+                const LocalId j = out_.new_local(c_hint(last.var), Scalar::I64);
+                emit(Declare{j, add_i64(start, local(out_, l))});
+                ranges_[j] = Interval{0, extent - 1};
+                bind(last.var, scalar_val(local(out_, j), Scalar::I64));
+                term(m, add_i64(mul_i64(m, lit_i64(kLanes)), local(out_, l)));
               });
-              // A masked term is skipped, as the interpreter's sum skips it.
-              if (x.mask && !as_i64(x.mask)) {
-                masked_terms = true;
-                if (epilogue) {
-                  emit(Store{live, m, or_(load(Scalar::Bool, live, m), mask_is(x.mask, 0))});
-                  emit(Store{strong, m,
-                             or_(load(Scalar::Bool, strong, m), mask_is(x.mask, kStrongZero))});
-                }
-                emit(If{mask_is(x.mask, 0), std::move(add), {}});
-              } else if (!x.mask || as_i64(x.mask) == int64_t{0}) {
-                for (Stmt& a : add) bodies_.back()->push_back(std::move(a));
-              } else {
-                masked_terms = true;  // every term masked alike: none is live
-                if (epilogue && as_i64(x.mask) == kStrongZero) {
-                  emit(Store{strong, m, lit_bool(true)});
-                }
-              }
+              For f{l, lit_i64(0), lit_i64(count), std::move(lane)};
+              f.simd = true;
+              emit(std::move(f));
             });
+          };
+          for_points(head, head_ext, false, [&](const ExprP&) {
+            if (groups > 0) {
+              const LocalId g = out_.new_local("group", Scalar::I64);
+              ranges_[g] = Interval{0, groups - 1};
+              Body body = nested([&] { group(mul_i64(local(out_, g), lit_i64(kLanes)), kLanes); });
+              emit(For{g, lit_i64(0), lit_i64(groups), std::move(body)});
+            }
+            if (rest > 0) group(lit_i64(groups * kLanes), rest);
           });
         });
-        ok = ok && !may_fail(terms_loops);
+        ok = ok && !may_fail(terms_loops) && !(lanes && masked_terms);
         if (masked_terms) {  // the flags are kept only when a term can be masked
           for (Stmt& f : flags) bodies_.back()->push_back(std::move(f));
         }
         for (Stmt& t : terms_loops) bodies_.back()->push_back(std::move(t));
+        // The sums: the lanes of each added up, in order.
+        LocalId sums_at = acc;
+        if (lanes) {
+          sums_at = out_.new_local("acc_sum", elem, true);
+          emit(Alloc{.pointer = sums_at, .count = lit_i64(block), .on_stack = true});
+          const LocalId k = out_.new_local("k", Scalar::I64);
+          Body add_lanes = nested([&] {
+            ExprP at = mul_i64(local(out_, k), lit_i64(kLanes));
+            ExprP total = load(elem, acc, at);
+            for (int64_t l = 1; l < kLanes; ++l) {
+              total = prim(Prim::Add, {total, load(elem, acc, add_i64(at, lit_i64(l)))});
+            }
+            emit(Store{sums_at, local(out_, k), total});
+          });
+          emit(For{k, lit_i64(0), lit_i64(block), std::move(add_lanes)});
+        }
         ExprP base = add_i64(dst.offset, mul_i64(o, lit_i64(block)));
         if (!epilogue) {
-          emit(Copy{dst.pointer, base, acc, lit_i64(0), lit_i64(block)});
+          emit(Copy{dst.pointer, base, sums_at, lit_i64(0), lit_i64(block)});
           return;
         }
         // The rest of the body for each element of the block, in order.
@@ -1355,7 +1441,7 @@ class Lowerer {
             mask = select(skipped, lit_i64(kStrongZero), lit_i64(0));
           }
           if (mask) mask = declare(mask, "acc_mask");
-          bind(st.results[0], scalar_val(load(elem, acc, m), elem, mask));
+          bind(st.results[0], scalar_val(load(elem, sums_at, m), elem, mask));
           std::vector<Val> dests{view(dst, add_i64(base, m), {})};
           lower_block(rest, &dests);
         });
@@ -1367,10 +1453,22 @@ class Lowerer {
       }
     });
     --loop_depth_;
-    if (!ok) return false;
-    if (parallel) out_.uses_parallel = true;
-    for (Stmt& x : b) bodies_.back()->push_back(std::move(x));
-    return true;
+    if (!ok) return std::nullopt;
+    return b;
+  }
+  // Some read in `b` has `v` in its last index with coefficient 1: consecutive values of v
+  // read consecutive elements.
+  static bool reads_along(const ir::Block& b, ir::VarId v) {
+    for (const ir::Stmt& s : b.stmts) {
+      if (const auto* ix = s.as<ir::IndexOp>(); ix != nullptr && !ix->indices.empty()) {
+        const ir::IndexExpr& e = ix->indices.back();
+        if (e.is_affine && e.affine.coeff(v) == 1) return true;
+      }
+      bool found = false;
+      ir::for_each_region(s, [&](const ir::Block& r) { found = found || reads_along(r, v); });
+      if (found) return true;
+    }
+    return false;
   }
   // Some read in `b` moves across rows with the innermost of the generator's indices `gen` but
   // not along its last dimension (A[i, j] with i the generator's): interchanged, the inner loop
