@@ -7,10 +7,15 @@
 #   - the primal and gradient on two threads (the speed-up from one to two);
 #   - the time to compile each (a fresh cache, so nothing is loaded from disk).
 # Checks that both compute the same value, writes $BENCH_BUILD/results/native.{json,md} and
-# docs/img/native.png.  Usage: bench/run_native.sh [RUNS]   (about two minutes)
+# docs/img/native.png. Each measurement is taken in ROUNDS processes, the rows of a kernel
+# interleaved round by round, and reported as the median over the rounds of each process's
+# median: on a shared VM the speed of a process varies by up to a third from one process to
+# the next, far more than within one.
+# Usage: bench/run_native.sh [RUNS] [ROUNDS]   (about three minutes)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 RUNS="${1:-30}"
+ROUNDS="${2:-5}"
 bench_build cotangent
 bench_python_deps
 DATA="$OUT/native"
@@ -33,15 +38,16 @@ while read -r kernel primal loss extra; do
   for p in $extra; do pargs=$(echo "$pargs" | sed "s|--arg $p=[^ ]*||"); done
   row() { echo "{\"kernel\": \"$kernel\", \"what\": \"$1\", \"threads\": $2, \"result\": $3}" >> "$RAW"; }
   # shellcheck disable=SC2086
-  {
+  for _ in $(seq "$ROUNDS"); do
     row primal 1 "$("$COT" bench "$KERNELS" "$primal" $pargs --input "$dir/in.json" --runs "$RUNS" --threads 1)"
     row baseline 1 "$("$DATA/baselines" "$kernel" "$dir" "$RUNS")"
     row loss 1 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1)"
     row grad 1 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1 --grad)"
     row primal 2 "$("$COT" bench "$KERNELS" "$primal" $pargs --input "$dir/in.json" --runs "$RUNS" --threads 2)"
     row grad 2 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 2 --grad)"
-    row value 1 "$("$COT" run "$KERNELS" "$primal" $pargs --input "$dir/in.json")"
-  }
+  done
+  # shellcheck disable=SC2086
+  row value 1 "$("$COT" run "$KERNELS" "$primal" $pargs --input "$dir/in.json")"
 done <<'KERNELS'
 dot dot_f dot_f
 matvec matvec_f matvec_loss b
@@ -50,5 +56,5 @@ gmm gmm_f gmm_f
 lstm lstm_step_f lstm_loss
 KERNELS
 /usr/bin/python3 "$ROOT/bench/native/report.py" "$RAW" "$OUT/native.md" "$ROOT/docs/img/native.png" \
-  "$(bench_machine)" "bench/run_native.sh $RUNS"
+  "$(bench_machine)" "bench/run_native.sh $RUNS $ROUNDS"
 cat "$OUT/native.md"
