@@ -1216,7 +1216,7 @@ class Lowerer {
   // order. Only where nothing in the sum can fail (the first error could otherwise differ).
   bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst) {
     constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
-    constexpr int64_t kMinTerms = 64;
+    constexpr int64_t kMinTerms = 8;
     if (op.body.stmts.empty() || op.body.results.size() != 1) return false;
     const ir::Stmt& st = op.body.stmts[0];
     const auto* red = st.as<ir::ReduceOp>();
@@ -1243,14 +1243,6 @@ class Lowerer {
     for (const ExprP& e : ext) {
       if (!as_i64(e) || *as_i64(e) <= 0) return false;
     }
-    // A guard over the sum's own indices is a window the plain order runs tightened.
-    if (const Pred* g = single_guard(red->body, 0)) {
-      std::vector<int32_t> vars;
-      g->collect_vars(vars);
-      for (const ir::IndexVar& iv : red->ivars) {
-        if (std::find(vars.begin(), vars.end(), iv.var) != vars.end()) return false;
-      }
-    }
     // The longest suffix of the generator's variables to move inside the sum.
     size_t first = op.ivars.size();
     int64_t block = 1;
@@ -1269,6 +1261,26 @@ class Lowerer {
                                           op.ivars.end());
     const std::vector<ExprP> outer_ext(ext.begin(), ext.begin() + static_cast<ptrdiff_t>(first));
     const std::vector<ExprP> inner_ext(ext.begin() + static_cast<ptrdiff_t>(first), ext.end());
+    // A guard over the sum's own indices: a triangle (`r >= c`, c an index of the block) bounds
+    // the loops over m; a window (`0 <= r - i < p`, r an outer index) runs in the plain order,
+    // tightened and split at its borders. So each conjunct that mentions an index of the sum
+    // must mention one of the block's and none of the outer ones, and (skipped points being
+    // strong zeros) nothing after the sum may read its mask.
+    if (const Pred* g = single_guard(red->body, 0)) {
+      auto mentions = [](const std::vector<int32_t>& vars, const std::vector<ir::IndexVar>& ivs) {
+        return std::any_of(ivs.begin(), ivs.end(), [&](const ir::IndexVar& iv) {
+          return std::find(vars.begin(), vars.end(), iv.var) != vars.end();
+        });
+      };
+      for (const Pred* c : conjuncts(*g)) {
+        std::vector<int32_t> vars;
+        c->collect_vars(vars);
+        if (mentions(vars, red->ivars) &&
+            (epilogue || !mentions(vars, inner) || mentions(vars, outer))) {
+          return false;
+        }
+      }
+    }
     // Lanes: when the block's inner extent is too short to fill a vector and the terms read
     // consecutive elements along the sum's last index j, each sum keeps kLanes partial sums
     // (lane l adds the terms with j = l mod kLanes, in order), added up at the end: the inner
@@ -1329,8 +1341,13 @@ class Lowerer {
         });
         // A guard of the terms over the generator's indices alone bounds the loops over m (a
         // triangle runs as one); the points it skips are strong zeros of their sums.
+        // (Decided where the sum's indices are bound: a triangle's guard mentions them.)
         const Pred* guard = single_guard(red->body, 0);
-        const bool tight = guard != nullptr && may_tighten(*guard, inner, inner_ext);
+        bool tight = false;
+        auto tighten_block = [&] {
+          tight = guard != nullptr && may_tighten(*guard, inner, inner_ext);
+          if (tight) tighten_ = guard;
+        };
         // One term added to accumulator `at` of element m.
         auto term = [&](const ExprP& m, const ExprP& at) {
           std::vector<Val> r = lower_block(red->body, nullptr);
@@ -1358,10 +1375,18 @@ class Lowerer {
         Body terms_loops = nested([&] {
           if (!lanes) {
             for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
-              if (tight) tighten_ = guard;
+              tighten_block();
               for_points(inner, inner_ext, false, [&](const ExprP& m) { term(m, m); });
             });
             return;
+          }
+          if (guard != nullptr) {  // lanes bind j inside the block's loops: no triangle
+            std::vector<int32_t> vars;
+            guard->collect_vars(vars);
+            for (const ir::IndexVar& iv : red->ivars) {
+              ok = ok && std::find(vars.begin(), vars.end(), iv.var) == vars.end();
+            }
+            if (!ok) return;
           }
           // The last sum index in groups of kLanes (lane l: j = start + l), then the rest.
           const std::vector<ir::IndexVar> head(red->ivars.begin(), red->ivars.end() - 1);
@@ -1370,7 +1395,7 @@ class Lowerer {
           const int64_t extent = *as_i64(sum_ext.back());
           const int64_t groups = extent / kLanes, rest = extent % kLanes;
           auto group = [&](const ExprP& start, int64_t count) {
-            if (tight) tighten_ = guard;
+            tighten_block();
             for_points(inner, inner_ext, false, [&](const ExprP& m) {
               const LocalId l = out_.new_local("lane", Scalar::I64);
               ranges_[l] = Interval{0, count - 1};

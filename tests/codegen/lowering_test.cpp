@@ -135,6 +135,20 @@ def tri_loss(x: f64[n, K, d], y: f64[K, d, n], Q: f64[K, d, d]) -> f64 {
               true);
 }
 
+TEST(NativeLowering, a_triangular_sum_over_the_block_is_interchanged) {
+  std::mt19937_64 rng(7);
+  // The GMM gradient's dxc: for i, c. sum r >= c. Q[r, c] * y[i, r]: the guard bounds the
+  // loop over c inside the loop over r (each element's terms still in the order of r).
+  const char* src = R"(
+def lt(Q: f64[d, d], y: f64[n, d]) -> f64[n, d] {
+  for i, c. sum r. [r >= c] * Q[r, c] * y[i, r]
+}
+)";
+  const std::vector<Value> args{random_tensor({10, 10}, rng), random_tensor({50, 10}, rng)};
+  expect_same(src, "lt", args, false);
+  EXPECT_NE(emitted(src, "lt", args).find("acc_array"), std::string::npos);
+}
+
 TEST(NativeLowering, short_blocks_of_long_sums_run_in_lanes) {
   std::mt19937_64 rng(6);
   // A convolution's kernel gradient: 3 x 3 sums of 40 x 37 terms, each keeping 4 partial sums
