@@ -10,7 +10,8 @@
 # docs/img/native.png. Each measurement is taken in ROUNDS processes, the rows of a kernel
 # interleaved round by round, and reported as the median over the rounds of each process's
 # median: on a shared VM the speed of a process varies by up to a third from one process to
-# the next, far more than within one.
+# the next, far more than within one. The one-thread rows all run on one CPU (BENCH_CPU,
+# default 0): here the two CPUs differ by up to 1.7x at times (a neighbour on one of them).
 # Usage: bench/run_native.sh [RUNS] [ROUNDS]   (about three minutes)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -28,6 +29,8 @@ COT="$BENCH_BUILD/cotangent"
 KERNELS="$ROOT/bench/native/kernels.cot"
 export COTANGENT_CACHE_DIR="$DATA/cache"
 rm -rf "$COTANGENT_CACHE_DIR"
+PIN=()
+if command -v taskset > /dev/null; then PIN=(taskset -c "${BENCH_CPU:-0}"); fi
 RAW="$DATA/raw.jsonl"
 : > "$RAW"
 # kernel, primal function, loss function, the loss's extra parameters (not the primal's)
@@ -39,10 +42,10 @@ while read -r kernel primal loss extra; do
   row() { echo "{\"kernel\": \"$kernel\", \"what\": \"$1\", \"threads\": $2, \"result\": $3}" >> "$RAW"; }
   # shellcheck disable=SC2086
   for _ in $(seq "$ROUNDS"); do
-    row primal 1 "$("$COT" bench "$KERNELS" "$primal" $pargs --input "$dir/in.json" --runs "$RUNS" --threads 1)"
-    row baseline 1 "$("$DATA/baselines" "$kernel" "$dir" "$RUNS")"
-    row loss 1 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1)"
-    row grad 1 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1 --grad)"
+    row primal 1 "$("${PIN[@]}" "$COT" bench "$KERNELS" "$primal" $pargs --input "$dir/in.json" --runs "$RUNS" --threads 1)"
+    row baseline 1 "$("${PIN[@]}" "$DATA/baselines" "$kernel" "$dir" "$RUNS")"
+    row loss 1 "$("${PIN[@]}" "$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1)"
+    row grad 1 "$("${PIN[@]}" "$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 1 --grad)"
     row primal 2 "$("$COT" bench "$KERNELS" "$primal" $pargs --input "$dir/in.json" --runs "$RUNS" --threads 2)"
     row grad 2 "$("$COT" bench "$KERNELS" "$loss" $all --input "$dir/in.json" --runs "$RUNS" --threads 2 --grad)"
   done
