@@ -108,20 +108,16 @@ class OuterPointers {
     used_.insert(v.base);
     use(v.offset);
   }
-  void visit(const Copy& c) {
-    used_.insert(c.dst);
-    used_.insert(c.src);
-    use(c.dst_offset);
-    use(c.src_offset);
-    use(c.count);
-  }
+  void visit(const Copy& c) { transfer(c); }
+  void visit(const Combine& c) { transfer(c); }
   void visit(const Fill& f) {
     used_.insert(f.dst);
     use(f.offset);
     use(f.count);
     use(f.value);
   }
-  void visit(const Combine& c) {
+  template <class T>  // Copy or Combine: dst[dst_offset + k] from src[src_offset + k]
+  void transfer(const T& c) {
     used_.insert(c.dst);
     used_.insert(c.src);
     use(c.dst_offset);

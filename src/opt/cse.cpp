@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "opt/alpha_equal.h"
 #include "opt/dynamic_sizes.h"
+#include "opt/erase_marked.h"
 #include "opt/substitute.h"
 
 namespace cot::opt {
@@ -66,13 +67,7 @@ class Cse {
     }
     if (check_) return;
     substitute_results(b, subst_);
-    size_t out = 0;
-    for (size_t k = 0; k < b.stmts.size(); ++k) {
-      if (drop[k]) continue;
-      if (out != k) b.stmts[out] = std::move(b.stmts[k]);
-      ++out;
-    }
-    b.stmts.resize(out);
+    erase_marked(b, drop);
   }
 
   const std::optional<std::pair<const ir::Stmt*, const ir::Stmt*>>& violation() const {

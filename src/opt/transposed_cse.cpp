@@ -10,6 +10,7 @@
 #include "ir/uses.h"
 #include "opt/alpha_equal.h"
 #include "opt/dynamic_sizes.h"
+#include "opt/erase_marked.h"
 #include "opt/substitute.h"
 
 namespace cot::opt {
@@ -75,13 +76,7 @@ class TransposedCse {
     }
     scope_.resize(mark);  // before the block's statements move
     if (check_) return;
-    size_t out = 0;
-    for (size_t k = 0; k < b.stmts.size(); ++k) {
-      if (drop[k]) continue;
-      if (out != k) b.stmts[out] = std::move(b.stmts[k]);
-      ++out;
-    }
-    b.stmts.resize(out);
+    erase_marked(b, drop);
   }
 
   const std::optional<std::pair<const ir::Stmt*, const ir::Stmt*>>& violation() const {
@@ -110,7 +105,10 @@ class TransposedCse {
     const Type& t = f_.type_of(s.results[0]);
     for (const ir::Stmt* c : scope_) {
       const ir::GenOp& a = *c->as<ir::GenOp>();
-      if (a.ivars.size() != g.ivars.size() || f_.type_of(c->results[0]).elem != t.elem) continue;
+      if (a.ivars.size() != g.ivars.size() || a.body.stmts.size() != g.body.stmts.size() ||
+          f_.type_of(c->results[0]).elem != t.elem) {
+        continue;  // (a cheap filter before the renamed copies)
+      }
       std::vector<size_t> p(g.ivars.size());
       std::iota(p.begin(), p.end(), size_t{0});
       while (std::next_permutation(p.begin(), p.end())) {  // skips the identity
