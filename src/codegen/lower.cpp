@@ -1210,10 +1210,11 @@ class Lowerer {
   // acc[m] += e` for a suffix m of its index variables: each element still adds its terms in
   // the same order (the same rounding as the interpreter; but see the lanes below), but the
   // inner loop carries no chain of dependent additions, and `A^T r` reads A by rows. m is the
-  // longest suffix whose block of outputs stays in cache (at most 4096) and along which no read
-  // strides. When the body goes on after the sum (`let s = sum i. e; f(s)`, an epilogue), the
-  // block's sums are computed first, with the flags of their masks, and then `f` for each m in
-  // order. Only where nothing in the sum can fail (the first error could otherwise differ).
+  // longest suffix whose block of outputs stays in cache (at most 4096), unless a read strides
+  // along the innermost index. When the body goes on after the sum (`let s = sum i. e; f(s)`, an
+  // epilogue), the block's sums are computed first, with the flags of their masks, and then `f` for
+  // each m in order. Only where nothing in the sum can fail (the first error could otherwise
+  // differ).
   bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst) {
     constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
     constexpr int64_t kMinTerms = 8;
@@ -1243,15 +1244,13 @@ class Lowerer {
     for (const ExprP& e : ext) {
       if (!as_i64(e) || *as_i64(e) <= 0) return false;
     }
-    // The longest suffix of the generator's variables to move inside the sum.
+    // The longest suffix of the generator's variables to move inside the sum: its innermost
+    // index is the generator's last, which no read may stride along.
+    if (strided_by_generator(red->body, op.ivars.back().var)) return false;
     size_t first = op.ivars.size();
     int64_t block = 1;
-    while (first > 0) {
-      const int64_t next = block * *as_i64(ext[first - 1]);
-      std::vector<ir::IndexVar> moved(op.ivars.begin() + static_cast<ptrdiff_t>(first - 1),
-                                      op.ivars.end());
-      if (next > kMaxBlock || strided_by_generator(red->body, moved)) break;
-      block = next;
+    while (first > 0 && block * *as_i64(ext[first - 1]) <= kMaxBlock) {
+      block *= *as_i64(ext[first - 1]);
       --first;
     }
     if (first == op.ivars.size()) return false;
@@ -1266,6 +1265,7 @@ class Lowerer {
     // tightened and split at its borders. So each conjunct that mentions an index of the sum
     // must mention one of the block's and none of the outer ones, and (skipped points being
     // strong zeros) nothing after the sum may read its mask.
+    bool guard_on_sum = false;
     if (const Pred* g = single_guard(red->body, 0)) {
       auto mentions = [](const std::vector<int32_t>& vars, const std::vector<ir::IndexVar>& ivs) {
         return std::any_of(ivs.begin(), ivs.end(), [&](const ir::IndexVar& iv) {
@@ -1275,10 +1275,9 @@ class Lowerer {
       for (const Pred* c : conjuncts(*g)) {
         std::vector<int32_t> vars;
         c->collect_vars(vars);
-        if (mentions(vars, red->ivars) &&
-            (epilogue || !mentions(vars, inner) || mentions(vars, outer))) {
-          return false;
-        }
+        if (!mentions(vars, red->ivars)) continue;
+        if (epilogue || !mentions(vars, inner) || mentions(vars, outer)) return false;
+        guard_on_sum = true;
       }
     }
     // Lanes: when the block's inner extent is too short to fill a vector and the terms read
@@ -1286,10 +1285,11 @@ class Lowerer {
     // (lane l adds the terms with j = l mod kLanes, in order), added up at the end: the inner
     // loop runs along j, vectorized. The terms are reassociated (language.md §7 allows it);
     // every other sum adds in the interpreter's order.
-    const ir::IndexVar& last = red->ivars.back();
-    const bool lanes_fit =
-        *as_i64(inner_ext.back()) < 2 * kLanes && *as_i64(sum_ext.back()) >= 4 * kLanes &&
-        reads_along(red->body, last.var) && !strided_by_generator(red->body, {last});
+    // (Lanes bind j inside the block's loops, so a triangle's guard cannot bound those.)
+    const ir::VarId last = red->ivars.back().var;
+    const bool lanes_fit = *as_i64(inner_ext.back()) < 2 * kLanes &&
+                           *as_i64(sum_ext.back()) >= 4 * kLanes && reads_along(red->body, last) &&
+                           !strided_by_generator(red->body, last) && !guard_on_sum;
     // Lower the interchanged loops aside; keep them when the sum cannot fail.
     std::optional<Body> b;
     if (lanes_fit)
@@ -1379,14 +1379,6 @@ class Lowerer {
               for_points(inner, inner_ext, false, [&](const ExprP& m) { term(m, m); });
             });
             return;
-          }
-          if (guard != nullptr) {  // lanes bind j inside the block's loops: no triangle
-            std::vector<int32_t> vars;
-            guard->collect_vars(vars);
-            for (const ir::IndexVar& iv : red->ivars) {
-              ok = ok && std::find(vars.begin(), vars.end(), iv.var) == vars.end();
-            }
-            if (!ok) return;
           }
           // The last sum index in groups of kLanes (lane l: j = start + l), then the rest.
           const std::vector<ir::IndexVar> head(red->ivars.begin(), red->ivars.end() - 1);
@@ -1495,12 +1487,11 @@ class Lowerer {
     }
     return false;
   }
-  // Some read in `b` moves across rows with the innermost of the generator's indices `gen` but
+  // Some read in `b` moves across rows with `innermost` (the innermost index of the block) but
   // not along its last dimension (A[i, j] with i the generator's): interchanged, the inner loop
-  // would stride. (A read across rows with an outer one, B[r, i] for m = (r, c), is invariant
-  // in the inner loop.)
-  static bool strided_by_generator(const ir::Block& b, const std::vector<ir::IndexVar>& gen) {
-    const ir::VarId innermost = gen.back().var;
+  // would stride. (A read across rows with an outer index of the block, B[r, i] for m = (r, c),
+  // is invariant in the inner loop.)
+  static bool strided_by_generator(const ir::Block& b, ir::VarId innermost) {
     for (const ir::Stmt& s : b.stmts) {
       if (const auto* ix = s.as<ir::IndexOp>(); ix != nullptr && !ix->indices.empty()) {
         const ir::IndexExpr& last = ix->indices.back();
@@ -1518,10 +1509,10 @@ class Lowerer {
             using T = std::decay_t<decltype(op)>;
             if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
                           std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
-              nested = strided_by_generator(op.body, gen);
+              nested = strided_by_generator(op.body, innermost);
             } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-              nested = strided_by_generator(op.then_branch, gen) ||
-                       strided_by_generator(op.else_branch, gen);
+              nested = strided_by_generator(op.then_branch, innermost) ||
+                       strided_by_generator(op.else_branch, innermost);
             } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
               nested = true;  // a loop per term: keep the plain order
             }
