@@ -56,9 +56,9 @@ fuzz: fuzz-short
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
-# Benchmarks (docs/benchmarks.md): the op-count ratios over the corpus and the scaling of the
-# introduction programs beside PyTorch, built in their own directory; refreshes the tables of
-# docs/benchmarks.md and docs/img/intro_scaling.png in place.
+# Benchmarks (docs/benchmarks.md): the op-count ratios over the corpus, the scaling of the
+# introduction programs beside PyTorch and native code beside hand-written C++, built in their
+# own directory; refreshes the tables of docs/benchmarks.md and its plots in place.
 BENCH_BUILD ?= build-bench
 .PHONY: bench
 bench: deps
