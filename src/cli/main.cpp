@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cotangent/cotangent.h"
+#include "gradbench/tool.h"
 
 namespace {
 
@@ -81,6 +82,12 @@ usage:
       code and message); DIR/NAME.cpp implements it and needs nothing from
       Cotangent (compile it with -O3 -march=native -fopenmp). examples/aot/
       shows it used from a CMake project.
+  cotangent gradbench [DIR] [--threads N]
+      Speak GradBench's tool protocol on standard input and output (one JSON
+      object per line): start, define (loads DIR/MODULE.cot, by default the
+      evals in the source tree's examples/gradbench), evaluate (compiles for
+      the input's shapes, untimed, then times each of the eval's runs) and
+      analysis. Parallel loops run on N threads (default 1).
   cotangent help | --help | -h
       Show this text.
 
@@ -608,6 +615,29 @@ int cmd_emit(const Options& o) {
   return kOk;
 }
 
+// GradBench's tool protocol on standard input and output, one JSON object per line.
+int cmd_gradbench(const Options& o) {
+  if (o.positional.size() > 1) return usage("gradbench takes at most one directory");
+  cot::gradbench::ToolOptions to;
+  to.dir = o.positional.empty() ? std::string(COTANGENT_GRADBENCH_DIR) : o.positional[0];
+  to.threads = o.threads == 0 ? 1 : o.threads;
+  cot::gradbench::Tool tool(to);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    nlohmann::json message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json response;
+    if (message.is_discarded() || !message.is_object()) {
+      response = {
+          {"id", nullptr}, {"success", false}, {"error", "a message must be a JSON object"}};
+    } else {
+      response = tool.respond(message);
+    }
+    std::cout << response.dump() << "\n" << std::flush;
+  }
+  return kOk;
+}
+
 int run_command(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kHelp;
@@ -636,6 +666,7 @@ int run_command(int argc, char** argv) {
   if (cmd == "grad") return cmd_grad(o);
   if (cmd == "bench") return cmd_bench(o);
   if (cmd == "emit") return cmd_emit(o);
+  if (cmd == "gradbench") return cmd_gradbench(o);
   return usage("unknown command `" + cmd + "`");
 }
 

@@ -1,0 +1,41 @@
+// A GradBench eval as the tool sees it (../shared/notes/gradbench-protocol.md §6): which
+// function of the eval's program answers each of the eval's function names, how the eval's
+// JSON input becomes the arguments, and how the result becomes the output shape the eval's
+// validator expects. One file per eval (hello.cpp, ...); evals.cpp lists them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cotangent/cotangent.h"
+
+namespace cot::gradbench {
+
+// The program's function (and derivative) that computes one of the eval's functions.
+struct EvalFunction {
+  std::string fn;
+  std::optional<cotangent::DerivativeKind> derivative;
+  std::vector<std::string> wrt;
+};
+
+struct Eval {
+  std::string name;                               // the module: examples/gradbench/NAME.cot
+  std::map<std::string, EvalFunction> functions;  // by the eval's function name
+  // The arguments of `function` for the eval's input (an error names what is wrong in it).
+  std::function<cotangent::Result<std::vector<cotangent::Value>>(const std::string& function,
+                                                                 const nlohmann::json& input)>
+      arguments;
+  // The output the eval expects from `function`'s result.
+  std::function<nlohmann::json(const std::string& function, const cotangent::Value& result)> output;
+};
+
+// The evals the tool implements, by module name.
+const std::map<std::string, Eval>& evals();
+
+Eval hello_eval();
+
+}  // namespace cot::gradbench

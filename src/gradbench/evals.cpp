@@ -1,0 +1,14 @@
+#include "gradbench/eval.h"
+
+namespace cot::gradbench {
+
+const std::map<std::string, Eval>& evals() {
+  static const std::map<std::string, Eval> kEvals = [] {
+    std::map<std::string, Eval> m;
+    for (Eval e : {hello_eval()}) m.emplace(e.name, std::move(e));
+    return m;
+  }();
+  return kEvals;
+}
+
+}  // namespace cot::gradbench

@@ -1,0 +1,37 @@
+// The tool side of GradBench's JSON-lines protocol (../shared/notes/gradbench-protocol.md §2):
+// `start`, `define` (load the eval's program from examples/gradbench), `evaluate` (the eval's
+// input to arguments, compiled code for their shapes, the Runs loop, the eval's output shape)
+// and `analysis`. One response per message; bad messages and failing programs give
+// `success: false` with the error, never an exception.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "cotangent/cotangent.h"
+
+namespace cot::gradbench {
+
+struct ToolOptions {
+  std::string dir;  // where NAME.cot of each eval is
+  int threads = 1;  // for parallel loops (GradBench's single-threaded comparisons: 1)
+};
+
+class Tool {
+ public:
+  explicit Tool(ToolOptions options) : options_(std::move(options)) {}
+  nlohmann::json respond(const nlohmann::json& message);
+
+ private:
+  nlohmann::json define(const nlohmann::json& id, const nlohmann::json& message);
+  nlohmann::json evaluate(const nlohmann::json& id, const nlohmann::json& message);
+
+  ToolOptions options_;
+  std::map<std::string, cotangent::Module> modules_;  // defined, by module name
+  // Compiled once per module, function and argument shapes; compiling is not timed.
+  std::map<std::string, cotangent::CompiledFunction> compiled_;
+};
+
+}  // namespace cot::gradbench

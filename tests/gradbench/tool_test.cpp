@@ -1,0 +1,112 @@
+// GradBench's tool protocol (src/gradbench/tool.h) through the Tool class: the hello eval's
+// whole message sequence and the answers to bad messages; the Runs loop (runs.h).
+#include "gradbench/tool.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gradbench/runs.h"
+
+namespace cot::gradbench {
+namespace {
+
+using nlohmann::json;
+
+Tool make_tool() {
+  ToolOptions o;
+  o.dir = std::string(COTANGENT_SOURCE_DIR) + "/examples/gradbench";
+  return Tool(o);
+}
+
+TEST(GradbenchTool, HelloAnswersTheEvalsSequence) {
+  Tool tool = make_tool();
+  EXPECT_EQ(tool.respond({{"id", 0}, {"kind", "start"}, {"eval", "hello"}}),
+            (json{{"id", 0}, {"tool", "cotangent"}}));
+  EXPECT_EQ(tool.respond({{"id", 1}, {"kind", "define"}, {"module", "hello"}}),
+            (json{{"id", 1}, {"success", true}}));
+  // GradBench's hello: x = 1, then four times y = square(x), x = double(y).
+  double x = 1.0;
+  int id = 2;
+  for (int round = 0; round < 4; ++round) {
+    json sq = tool.respond({{"id", id},
+                            {"kind", "evaluate"},
+                            {"module", "hello"},
+                            {"function", "square"},
+                            {"input", x}});
+    ASSERT_TRUE(sq.at("success").get<bool>()) << sq.dump();
+    EXPECT_EQ(sq.at("id"), id);
+    const double y = sq.at("output").get<double>();
+    EXPECT_EQ(y, x * x);
+    ASSERT_EQ(sq.at("timings").size(), 1u);
+    EXPECT_EQ(sq.at("timings")[0].at("name"), "evaluate");
+    EXPECT_GT(sq.at("timings")[0].at("nanoseconds").get<int64_t>(), 0);
+    EXPECT_EQ(tool.respond({{"id", id + 1}, {"kind", "analysis"}, {"of", id}, {"valid", true}}),
+              (json{{"id", id + 1}}));
+    json db = tool.respond({{"id", id + 2},
+                            {"kind", "evaluate"},
+                            {"module", "hello"},
+                            {"function", "double"},
+                            {"input", y}});
+    ASSERT_TRUE(db.at("success").get<bool>()) << db.dump();
+    x = db.at("output").get<double>();
+    EXPECT_EQ(x, 2 * y);
+    id += 3;
+  }
+  EXPECT_EQ(x, 32768.0);  // 1, 2, 8, 128, 32768
+}
+
+TEST(GradbenchRuns, AtLeastMinRunsAndMinSeconds) {
+  int calls = 0;
+  auto count = [&] {
+    ++calls;
+    return true;
+  };
+  EXPECT_EQ(timed_runs(5, 0.0, count).size(), 5u);
+  EXPECT_EQ(calls, 5);
+  // 2 ms per call and 20 ms in all: about 10 calls, at least as many as min_runs says.
+  auto nap = [] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return true;
+  };
+  std::vector<int64_t> ns = timed_runs(1, 0.02, nap);
+  int64_t total = 0;
+  for (int64_t t : ns) total += t;
+  EXPECT_GE(total, 20'000'000);
+  EXPECT_GE(ns.size(), 2u);
+  EXPECT_LE(ns.size(), 11u);
+  EXPECT_EQ(timed_runs(3, 10.0, [] { return false; }).size(), 1u);  // a failure stops
+}
+
+TEST(GradbenchTool, BadMessagesGetFailuresNotExceptions) {
+  Tool tool = make_tool();
+  json r = tool.respond({{"id", 1}, {"kind", "define"}, {"module", "no_such_eval"}});
+  EXPECT_FALSE(r.at("success").get<bool>());
+  EXPECT_NE(r.at("error").get<std::string>().find("no implementation of no_such_eval"),
+            std::string::npos);
+  r = tool.respond(
+      {{"id", 2}, {"kind", "evaluate"}, {"module", "hello"}, {"function", "square"}, {"input", 1}});
+  EXPECT_FALSE(r.at("success").get<bool>());
+  EXPECT_NE(r.at("error").get<std::string>().find("was not defined"), std::string::npos);
+  tool.respond({{"id", 3}, {"kind", "define"}, {"module", "hello"}});
+  r = tool.respond(
+      {{"id", 4}, {"kind", "evaluate"}, {"module", "hello"}, {"function", "cube"}, {"input", 1}});
+  EXPECT_FALSE(r.at("success").get<bool>());
+  EXPECT_NE(r.at("error").get<std::string>().find("no function cube"), std::string::npos);
+  r = tool.respond({{"id", 5},
+                    {"kind", "evaluate"},
+                    {"module", "hello"},
+                    {"function", "square"},
+                    {"input", "three"}});
+  EXPECT_FALSE(r.at("success").get<bool>());
+  EXPECT_NE(r.at("error").get<std::string>().find("must be a number"), std::string::npos);
+  r = tool.respond({{"id", 6}, {"kind", 7}});  // a kind that is not a string
+  EXPECT_FALSE(r.at("success").get<bool>());
+  EXPECT_EQ(r.at("id"), 6);
+}
+
+}  // namespace
+}  // namespace cot::gradbench
