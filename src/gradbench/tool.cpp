@@ -1,6 +1,7 @@
 #include "gradbench/tool.h"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "gradbench/eval.h"
@@ -50,6 +51,8 @@ json Tool::define(const json& id, const json& message) {
   auto m = cotangent::Module::from_file(options_.dir + "/" + module + ".cot");
   if (!m.ok()) return failure(id, m.message());
   modules_.insert_or_assign(module, std::move(m.value()));
+  // A module defined again (its file may have changed) is compiled again.
+  std::erase_if(compiled_, [&](const auto& c) { return c.first.rfind(module + "/", 0) == 0; });
   return {{"id", id}, {"success", true}};
 }
 
