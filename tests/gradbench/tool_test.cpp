@@ -3,8 +3,11 @@
 #include "gradbench/tool.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +60,26 @@ TEST(GradbenchTool, HelloAnswersTheEvalsSequence) {
     id += 3;
   }
   EXPECT_EQ(x, 32768.0);  // 1, 2, 8, 128, 32768
+}
+
+TEST(GradbenchTool, AModuleDefinedAgainIsCompiledAgain) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("cot_gradbench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const char* square) {
+    std::ofstream(dir / "hello.cot") << "def square(x: f64) -> f64 { " << square
+                                     << " }\ndef double(x: f64) -> f64 { 2.0 * x }\n";
+  };
+  Tool tool(ToolOptions{dir.string(), 1});
+  const json square = {
+      {"id", 1}, {"kind", "evaluate"}, {"module", "hello"}, {"function", "square"}, {"input", 3}};
+  write("x * x");
+  tool.respond({{"id", 0}, {"kind", "define"}, {"module", "hello"}});
+  EXPECT_EQ(tool.respond(square).at("output"), 9.0);
+  write("x * x + 1.0");
+  tool.respond({{"id", 0}, {"kind", "define"}, {"module", "hello"}});
+  EXPECT_EQ(tool.respond(square).at("output"), 10.0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GradbenchRuns, AtLeastMinRunsAndMinSeconds) {
