@@ -58,7 +58,9 @@ void for_each_read(Stmts& stmts, ir::VarId v, Fn&& fn) {
 
 class TransposedCse {
  public:
-  TransposedCse(ir::Function& f, bool check) : f_(f), check_(check), uses_(ir::use_counts(f)) {}
+  TransposedCse(ir::Function& f, bool check) : f_(f), check_(check), uses_(ir::use_counts(f)) {
+    count_element_reads(f.body);
+  }
 
   void block(ir::Block& b) {
     const size_t mark = scope_.size();
@@ -84,18 +86,22 @@ class TransposedCse {
   }
 
  private:
-  // Every use of statement k's result is a read of one element by a later statement.
+  // Every use of statement k's result is a read of one element.
   bool element_reads_only(const ir::Block& b, size_t k) const {
-    const ir::VarId v = b.stmts[k].results[0];
-    const size_t rank = f_.type_of(v).shape.size();
-    int reads = 0;
-    bool whole = true;
-    const auto later = std::span(b.stmts).subspan(k + 1);
-    for_each_read(later, v, [&](const ir::IndexOp& ix) {
-      ++reads;
-      whole = whole && ix.indices.size() == rank;
-    });
-    return whole && reads > 0 && reads == uses_.at(static_cast<size_t>(v));
+    const auto v = static_cast<size_t>(b.stmts[k].results[0]);
+    return element_reads_.at(v) > 0 && element_reads_.at(v) == uses_.at(v);
+  }
+  void count_element_reads(const ir::Block& b) {
+    element_reads_.resize(uses_.size(), 0);
+    for (const ir::Stmt& s : b.stmts) {
+      if (const auto* ix = s.as<ir::IndexOp>(); ix != nullptr && ix->tensor.is_var) {
+        const Type& t = f_.type_of(ix->tensor.var);
+        if (!t.is_tuple && ix->indices.size() == t.shape.size()) {
+          ++element_reads_.at(static_cast<size_t>(ix->tensor.var));
+        }
+      }
+      ir::for_each_region(s, [&](const ir::Block& r) { count_element_reads(r); });
+    }
   }
 
   // Finds a dominating generator equal to statement k's up to a non-identity order of the
@@ -125,8 +131,10 @@ class TransposedCse {
           ix.indices = std::move(moved);
           ix.tensor = ir::Atom::of(to);
         });
-        uses_.at(static_cast<size_t>(to)) += uses_.at(static_cast<size_t>(from));
-        uses_.at(static_cast<size_t>(from)) = 0;
+        for (std::vector<int>* counts : {&uses_, &element_reads_}) {
+          counts->at(static_cast<size_t>(to)) += counts->at(static_cast<size_t>(from));
+          counts->at(static_cast<size_t>(from)) = 0;
+        }
         return true;
       }
     }
@@ -136,6 +144,7 @@ class TransposedCse {
   ir::Function& f_;
   bool check_;
   std::vector<int> uses_;
+  std::vector<int> element_reads_;      // reads of one whole element, per variable
   std::vector<const ir::Stmt*> scope_;  // dominating generators, innermost last
   std::optional<std::pair<const ir::Stmt*, const ir::Stmt*>> violation_;
 };
