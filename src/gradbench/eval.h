@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,21 +14,16 @@
 
 namespace cot::gradbench {
 
-// The program's function (and derivative) that computes one of the eval's functions.
-struct EvalFunction {
-  std::string fn;
-  std::optional<cotangent::DerivativeKind> derivative;
-  std::vector<std::string> wrt;
-};
-
 struct Eval {
-  std::string name;                               // the module: examples/gradbench/NAME.cot
-  std::map<std::string, EvalFunction> functions;  // by the eval's function name
+  std::string name;  // the module: examples/gradbench/NAME.cot
+  // The program's function that answers each of the eval's functions (derivatives are
+  // functions of the program too, written with its derivative operators).
+  std::map<std::string, std::string> functions;
   // The arguments of `function` for the eval's input (an error names what is wrong in it).
   std::function<cotangent::Result<std::vector<cotangent::Value>>(const std::string& function,
                                                                  const nlohmann::json& input)>
       arguments;
-  // The output the eval expects from `function`'s result.
+  // The output the eval expects from `function`'s result; unset: to_json (json_values.h).
   std::function<nlohmann::json(const std::string& function, const cotangent::Value& result)> output;
 };
 
@@ -37,5 +31,6 @@ struct Eval {
 const std::map<std::string, Eval>& evals();
 
 Eval hello_eval();
+Eval lse_eval();
 
 }  // namespace cot::gradbench

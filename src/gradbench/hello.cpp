@@ -1,23 +1,19 @@
 // GradBench's `hello`: square and double of a bare number (the protocol's smoke test).
 #include "gradbench/eval.h"
+#include "gradbench/json_values.h"
 
 namespace cot::gradbench {
 
 Eval hello_eval() {
   Eval e;
   e.name = "hello";
-  e.functions = {{"square", {"square", std::nullopt, {}}},
-                 {"double", {"double", std::nullopt, {}}}};
+  e.functions = {{"square", "square"}, {"double", "double"}};
   e.arguments =
       [](const std::string&,
          const nlohmann::json& input) -> cotangent::Result<std::vector<cotangent::Value>> {
     if (!input.is_number()) {
-      return cotangent::Error{"",
-                              0,
-                              0,
-                              "the input of hello must be a number",
-                              "send a bare JSON number, as GradBench's hello eval does",
-                              ""};
+      return input_error("input", "expected a number",
+                         "send a bare JSON number, as GradBench's hello eval does");
     }
     return std::vector<cotangent::Value>{cotangent::Value::f64(input.get<double>())};
   };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gradbench/eval.h"
+#include "gradbench/json_values.h"
 #include "gradbench/runs.h"
 
 namespace cot::gradbench {
@@ -73,8 +74,7 @@ json Tool::evaluate(const json& id, const json& message) {
   for (const cotangent::Value& a : args.value()) shape_key(a, key);
   auto c = compiled_.find(key);
   if (c == compiled_.end()) {
-    cotangent::CompileRequest request{f->second.fn, f->second.derivative, f->second.wrt,
-                                      args.value()};
+    cotangent::CompileRequest request{f->second, std::nullopt, {}, args.value()};
     cotangent::CompileOptions options;
     options.threads = options_.threads;
     auto compiled = m->second.compile({request}, options);
@@ -98,7 +98,7 @@ json Tool::evaluate(const json& id, const json& message) {
   for (int64_t t : ns) timings.push_back({{"name", "evaluate"}, {"nanoseconds", t}});
   return {{"id", id},
           {"success", true},
-          {"output", eval.output(function, result.value())},
+          {"output", eval.output ? eval.output(function, result.value()) : to_json(result.value())},
           {"timings", timings}};
 }
 

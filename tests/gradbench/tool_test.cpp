@@ -125,7 +125,7 @@ TEST(GradbenchTool, BadMessagesGetFailuresNotExceptions) {
                     {"function", "square"},
                     {"input", "three"}});
   EXPECT_FALSE(r.at("success").get<bool>());
-  EXPECT_NE(r.at("error").get<std::string>().find("must be a number"), std::string::npos);
+  EXPECT_NE(r.at("error").get<std::string>().find("expected a number"), std::string::npos);
   r = tool.respond({{"id", 6}, {"kind", 7}});  // a kind that is not a string
   EXPECT_FALSE(r.at("success").get<bool>());
   EXPECT_EQ(r.at("id"), 6);

@@ -1,0 +1,178 @@
+#include "gradbench/json_values.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace cot::gradbench {
+namespace {
+
+using nlohmann::json;
+
+std::string type_of(const json& j) {
+  if (j.is_array()) return "an array";
+  if (j.is_object()) return "an object";
+  if (j.is_string()) return "a string";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_null()) return "null";
+  return "a number";
+}
+
+// The shape of nested arrays, read along the first elements; checked in full by `fill`.
+cotangent::Result<std::vector<int64_t>> shape_of(const json& j, const std::string& where,
+                                                 int rank) {
+  std::vector<int64_t> shape;
+  const json* cur = &j;
+  std::string at = where;
+  for (int d = 0; d < rank; ++d) {
+    if (!cur->is_array()) {
+      return input_error(at, "expected an array (of rank " + std::to_string(rank - d) +
+                                 "), found " + type_of(*cur));
+    }
+    shape.push_back(static_cast<int64_t>(cur->size()));
+    if (cur->empty()) {
+      // An empty dimension: the remaining dimensions are unknown, and hence 0.
+      shape.resize(static_cast<size_t>(rank), 0);
+      break;
+    }
+    cur = &(*cur)[0];
+    at += "[0]";
+  }
+  int64_t numel = 0;
+  if (!cotangent::Value::checked_numel(shape, &numel)) {
+    return input_error(where, "the array is too large");
+  }
+  return shape;
+}
+
+template <class T, class Leaf>
+std::optional<cotangent::Error> fill(const json& j, const std::vector<int64_t>& shape, size_t d,
+                                     const std::string& at, T*& out, Leaf&& leaf) {
+  if (d == shape.size()) return leaf(j, at, out++);
+  if (!j.is_array()) return input_error(at, "expected an array, found " + type_of(j));
+  if (static_cast<int64_t>(j.size()) != shape[d]) {
+    return input_error(
+        at, "expected " + std::to_string(shape[d]) + " elements, found " + std::to_string(j.size()),
+        "every row of a tensor must have the same length");
+  }
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (auto e = fill(j[i], shape, d + 1, at + "[" + std::to_string(i) + "]", out, leaf)) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<cotangent::Error> real_leaf(const json& j, const std::string& at, double* out) {
+  if (!j.is_number()) return input_error(at, "expected a number, found " + type_of(j));
+  *out = j.get<double>();
+  return std::nullopt;
+}
+
+std::optional<cotangent::Error> int_leaf(const json& j, const std::string& at, int64_t* out) {
+  if (j.is_number_integer()) {
+    if (j.is_number_unsigned() &&
+        j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return input_error(at, "the integer is out of the i64 range");
+    }
+    *out = j.get<int64_t>();
+    return std::nullopt;
+  }
+  if (j.is_number_float()) {
+    const double x = j.get<double>();
+    // 2^63 is the first double above the i64 range.
+    if (std::trunc(x) == x && std::abs(x) < 9223372036854775808.0) {
+      *out = static_cast<int64_t>(x);
+      return std::nullopt;
+    }
+    return input_error(at, "expected an integer, found " + j.dump());
+  }
+  return input_error(at, "expected an integer, found " + type_of(j));
+}
+
+}  // namespace
+
+cotangent::Error input_error(const std::string& where, const std::string& what,
+                             const std::string& help) {
+  return cotangent::Error{"", 0, 0, where + ": " + what, help, ""};
+}
+
+cotangent::Result<const json*> field(const json& input, const std::string& name) {
+  if (!input.is_object()) {
+    return input_error("input", "expected an object, found " + type_of(input),
+                       "the eval's input is an object with one entry per argument");
+  }
+  auto it = input.find(name);
+  if (it == input.end()) return input_error("input", "the field `" + name + "` is missing");
+  return &*it;
+}
+
+cotangent::Result<cotangent::Value> real_tensor(const json& input, const std::string& name,
+                                                int rank) {
+  auto j = field(input, name);
+  if (!j) return j.errors();
+  const std::string where = "input." + name;
+  auto shape = shape_of(*j.value(), where, rank);
+  if (!shape) return shape.errors();
+  cotangent::Value v = cotangent::Value::zeros(cotangent::DType::F64, shape.value());
+  double* out = v.f64_mut().data();
+  if (auto e = fill(*j.value(), shape.value(), 0, where, out, real_leaf)) return *e;
+  return v;
+}
+
+cotangent::Result<cotangent::Value> int_tensor(const json& input, const std::string& name,
+                                               int rank) {
+  auto j = field(input, name);
+  if (!j) return j.errors();
+  const std::string where = "input." + name;
+  auto shape = shape_of(*j.value(), where, rank);
+  if (!shape) return shape.errors();
+  cotangent::Value v = cotangent::Value::zeros(cotangent::DType::I64, shape.value());
+  int64_t* out = v.i64_mut().data();
+  if (auto e = fill(*j.value(), shape.value(), 0, where, out, int_leaf)) return *e;
+  return v;
+}
+
+cotangent::Result<double> real(const json& input, const std::string& name) {
+  auto j = field(input, name);
+  if (!j) return j.errors();
+  double x = 0;
+  if (auto e = real_leaf(*j.value(), "input." + name, &x)) return *e;
+  return x;
+}
+
+cotangent::Result<int64_t> integer(const json& input, const std::string& name) {
+  auto j = field(input, name);
+  if (!j) return j.errors();
+  int64_t k = 0;
+  if (auto e = int_leaf(*j.value(), "input." + name, &k)) return *e;
+  return k;
+}
+
+json flat_json(const cotangent::Value& v) {
+  json out = json::array();
+  for (int64_t k = 0; k < v.numel(); ++k) out.push_back(v.element_as_f64(k));
+  return out;
+}
+
+namespace {
+
+json nested(const cotangent::Value& v, size_t d, int64_t& k) {
+  if (d == v.shape().size()) return v.element_as_f64(k++);
+  json out = json::array();
+  for (int64_t i = 0; i < v.shape()[d]; ++i) out.push_back(nested(v, d + 1, k));
+  return out;
+}
+
+}  // namespace
+
+json to_json(const cotangent::Value& v) {
+  if (v.is_tuple()) {
+    json out = json::array();
+    for (const cotangent::Value& e : v.elems()) out.push_back(to_json(e));
+    return out;
+  }
+  int64_t k = 0;
+  return nested(v, 0, k);
+}
+
+}  // namespace cot::gradbench

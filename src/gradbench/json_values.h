@@ -1,0 +1,38 @@
+// The eval's JSON input as argument values, and results as the eval's output JSON. Reading
+// checks what the eval promises (a field exists, arrays are rectangular, elements are numbers)
+// and names the offending place, as in `input.x[3][1]`, so a malformed input is a clear
+// `success: false`, never a wrong number.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cotangent/cotangent.h"
+
+namespace cot::gradbench {
+
+// An error about the eval's input at `where` (for example "input.x[3]").
+cotangent::Error input_error(const std::string& where, const std::string& what,
+                             const std::string& help = {});
+
+// The field `name` of the input object (an error when the input is not an object or lacks it).
+cotangent::Result<const nlohmann::json*> field(const nlohmann::json& input,
+                                               const std::string& name);
+
+// A real tensor of rank `rank` >= 1 from nested arrays (a rank-0 "tensor" is a number).
+cotangent::Result<cotangent::Value> real_tensor(const nlohmann::json& input,
+                                                const std::string& name, int rank);
+// An i64 tensor (index data) of rank `rank` >= 1.
+cotangent::Result<cotangent::Value> int_tensor(const nlohmann::json& input, const std::string& name,
+                                               int rank);
+cotangent::Result<double> real(const nlohmann::json& input, const std::string& name);
+// An integer field; reals with an integral value are accepted, as Python's json writes them.
+cotangent::Result<int64_t> integer(const nlohmann::json& input, const std::string& name);
+
+// A value as JSON: reals as numbers, tensors as nested arrays, tuples as arrays.
+nlohmann::json to_json(const cotangent::Value& v);
+// A tensor's elements as one flat array (row-major).
+nlohmann::json flat_json(const cotangent::Value& v);
+
+}  // namespace cot::gradbench
