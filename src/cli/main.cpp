@@ -623,7 +623,9 @@ int cmd_gradbench(const Options& o) {
   to.threads = o.threads == 0 ? 1 : o.threads;
   cot::gradbench::Tool tool(to);
   std::string line;
+  int line_number = 0;
   while (std::getline(std::cin, line)) {
+    ++line_number;
     if (line.empty()) continue;
     nlohmann::json message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     nlohmann::json response;
@@ -631,7 +633,7 @@ int cmd_gradbench(const Options& o) {
       response = {
           {"id", nullptr}, {"success", false}, {"error", "a message must be a JSON object"}};
     } else {
-      response = tool.respond(message);
+      response = tool.respond(message, "<stdin>", line_number);
     }
     std::cout << response.dump() << "\n" << std::flush;
   }

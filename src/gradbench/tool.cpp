@@ -32,13 +32,13 @@ void shape_key(const cotangent::Value& v, std::string& out) {
 
 }  // namespace
 
-json Tool::respond(const json& message) {
+json Tool::respond(const json& message, const std::string& source, int line) {
   const json id = message.is_object() && message.contains("id") ? message.at("id") : json(nullptr);
   try {
     const std::string kind = message.value("kind", "");
     if (kind == "start") return {{"id", id}, {"tool", "cotangent"}};
     if (kind == "define") return define(id, message);
-    if (kind == "evaluate") return evaluate(id, message);
+    if (kind == "evaluate") return evaluate(id, message, source, line);
     return {{"id", id}};                // analysis, and anything else: an acknowledgement
   } catch (const json::exception& e) {  // a field of the wrong JSON type
     return failure(id, std::string("malformed message: ") + e.what());
@@ -57,7 +57,7 @@ json Tool::define(const json& id, const json& message) {
   return {{"id", id}, {"success", true}};
 }
 
-json Tool::evaluate(const json& id, const json& message) {
+json Tool::evaluate(const json& id, const json& message, const std::string& source, int line) {
   const std::string module = message.value("module", "");
   const std::string function = message.value("function", "");
   auto m = modules_.find(module);
@@ -69,7 +69,14 @@ json Tool::evaluate(const json& id, const json& message) {
   }
   const json input = message.contains("input") ? message.at("input") : json(nullptr);
   auto args = eval.arguments(function, input);
-  if (!args.ok()) return failure(id, args.message());
+  if (!args.ok()) {
+    std::vector<cotangent::Error> errors = args.errors();
+    for (cotangent::Error& e : errors) {
+      e.file = source;
+      e.line = line;
+    }
+    return failure(id, cotangent::to_string(errors));
+  }
   std::string key = module + "/" + function;
   for (const cotangent::Value& a : args.value()) shape_key(a, key);
   auto c = compiled_.find(key);

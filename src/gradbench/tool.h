@@ -22,11 +22,15 @@ struct ToolOptions {
 class Tool {
  public:
   explicit Tool(ToolOptions options) : options_(std::move(options)) {}
-  nlohmann::json respond(const nlohmann::json& message);
+  // `source` and `line` say where the message came from ("<stdin>", its line number), for
+  // errors about its input; the defaults leave them out.
+  nlohmann::json respond(const nlohmann::json& message, const std::string& source = {},
+                         int line = 0);
 
  private:
   nlohmann::json define(const nlohmann::json& id, const nlohmann::json& message);
-  nlohmann::json evaluate(const nlohmann::json& id, const nlohmann::json& message);
+  nlohmann::json evaluate(const nlohmann::json& id, const nlohmann::json& message,
+                          const std::string& source, int line);
 
   ToolOptions options_;
   std::map<std::string, cotangent::Module> modules_;  // defined, by module name

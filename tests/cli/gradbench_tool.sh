@@ -33,3 +33,11 @@ cot_stdin '{"id":0,"kind":"define","module":"hello"}
 {"id":1,"kind":"evaluate","module":"hello","function":"square","input":3}' gradbench other
 expect_status 0
 [[ $out == *'"output":10.0'* ]] || fail "the directory given"
+
+# An input the eval's program cannot take: the error says which message (line) and where in it.
+cot_stdin '{"id":0,"kind":"define","module":"lse"}
+
+{"id":1,"kind":"evaluate","module":"lse","function":"primal","input":{"x":[1.5,[2]]}}' gradbench
+expect_status 0
+[[ $out == *'"error":"<stdin>:3: error: input.x[1]: expected a number, found an array'*'"success":false'* ]] ||
+  fail "the input error names the line and the place: $out"
