@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -80,6 +81,34 @@ TEST(GradbenchTool, AModuleDefinedAgainIsCompiledAgain) {
   tool.respond({{"id", 0}, {"kind", "define"}, {"module", "hello"}});
   EXPECT_EQ(tool.respond(square).at("output"), 10.0);
   std::filesystem::remove_all(dir);
+}
+
+// Runs after the first write into buffers the tool keeps: the output must still be the
+// function's value (a scalar, and a tensor) with one timing per run.
+TEST(GradbenchTool, RepeatedRunsGiveTheSameOutput) {
+  Tool tool = make_tool();
+  tool.respond({{"id", 0}, {"kind", "define"}, {"module", "hello"}});
+  tool.respond({{"id", 0}, {"kind", "define"}, {"module", "lse"}});
+  auto evaluate = [&](const char* module, const char* function, const json& input) {
+    return tool.respond({{"id", 1},
+                         {"kind", "evaluate"},
+                         {"module", module},
+                         {"function", function},
+                         {"input", input}});
+  };
+  json once = evaluate("hello", "square", 1.5);
+  EXPECT_EQ(once.at("output"), 2.25);
+  // hello's input is a bare number, without Runs fields: always one run.
+  const json x = {0.5, -1.0, 2.0};
+  once = evaluate("lse", "gradient", {{"x", x}, {"min_runs", 1}});
+  const json thrice = evaluate("lse", "gradient", {{"x", x}, {"min_runs", 3}});
+  ASSERT_TRUE(thrice.at("success").get<bool>()) << thrice.dump();
+  EXPECT_EQ(thrice.at("timings").size(), 3u);
+  EXPECT_EQ(thrice.at("output"), once.at("output"));
+  const json primal = evaluate("lse", "primal", {{"x", x}, {"min_runs", 4}});
+  EXPECT_EQ(primal.at("timings").size(), 4u);
+  EXPECT_NEAR(primal.at("output").get<double>(),
+              std::log(std::exp(0.5) + std::exp(-1.0) + std::exp(2.0)), 1e-15);
 }
 
 TEST(GradbenchRuns, AtLeastMinRunsAndMinSeconds) {
