@@ -32,5 +32,6 @@ const std::map<std::string, Eval>& evals();
 
 Eval hello_eval();
 Eval lse_eval();
+Eval ba_eval();
 
 }  // namespace cot::gradbench
