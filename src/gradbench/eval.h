@@ -33,5 +33,7 @@ const std::map<std::string, Eval>& evals();
 Eval hello_eval();
 Eval lse_eval();
 Eval ba_eval();
+Eval kmeans_eval();
+Eval ba_eval();
 
 }  // namespace cot::gradbench
