@@ -34,6 +34,9 @@ Eval hello_eval();
 Eval lse_eval();
 Eval ba_eval();
 Eval kmeans_eval();
+Eval lstm_eval();
+Eval ba_eval();
+Eval kmeans_eval();
 Eval ba_eval();
 
 }  // namespace cot::gradbench
