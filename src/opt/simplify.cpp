@@ -217,6 +217,15 @@ class Simplifier {
     if (auto* p = s.as<ir::PrimOp>()) {
       if (prim(s, *p)) return;
       if (p->prim == Prim::Neg || p->prim == Prim::Not) defs_[s.results[0]] = *p;
+    } else if (auto* z = s.as<ir::SizeOp>()) {
+      // A constant size (a jacobian's choice of mode at fixed shapes) is a literal, so the
+      // comparisons it feeds fold and the untaken mode is dropped.
+      if (auto c = z->size.as_constant(); c && !is_dynamic_size(f_, s.results[0])) {
+        if (fire("a constant size is left as a statement")) {
+          replace(s.results[0], ir::Atom::i64(*c));
+          return;
+        }
+      }
     } else if (auto* t = s.as<ir::TupleOp>()) {
       tuples_[s.results[0]] = t->elems;
     } else if (auto* pr = s.as<ir::ProjOp>()) {
