@@ -27,13 +27,18 @@ using ir::Block;
 using ir::Stmt;
 using ir::VarId;
 
-// At most this many materializations per run of the pass (each one removes a recomputation, so
-// the bound is only a guard against a bug looping).
-constexpr int kMaxShares = 64;
 // At most this many mappings of R's index variables to a later region's are probed.
 constexpr size_t kMaxMappings = 4;
 // At most this many complete assignments are looked at when searching for them.
 constexpr int kMaxLeaves = 64;
+
+// The statements of `b` and of its nested regions.
+size_t statement_count(const Block& b) {
+  size_t n = b.stmts.size();
+  for (const Stmt& s : b.stmts)
+    ir::for_each_region(s, [&](const Block& r) { n += statement_count(r); });
+  return n;
+}
 
 // The statement binding `v` and its block, anywhere in `b`; {nullptr, 0} when none does.
 std::pair<Block*, size_t> find_stmt(Block& b, VarId v) {
@@ -849,7 +854,11 @@ ir::Function share_across_regions(const ir::Program& program, const ir::Function
   // After each share the probes nothing merged into are dead too.
   ir::Function cur = eliminate_dead_code(program, f);
   bool changed = false;
-  for (int k = 0; k < kMaxShares; ++k) {
+  // Each share removes a recomputed statement, so there are at most as many shares as
+  // statements (a chain of 65 nested calls needs 65: a fixed bound left work the postcondition
+  // then reported as a compiler error); the bound only guards against a bug looping.
+  const size_t max_shares = statement_count(cur.body) + 1;
+  for (size_t k = 0; k < max_shares; ++k) {
     auto next = share_one(program, cur);
     if (!next) break;
     cur = eliminate_dead_code(program, *next);

@@ -341,3 +341,26 @@ def f(x: f64[n], c: f64[4]) -> (f64, f64[n]) {
 
 }  // namespace
 }  // namespace cot
+
+namespace cot {
+namespace {
+
+// A chain of 70 nested calls computed in two regions: one share per level, more than any
+// fixed bound small enough to be a loop guard (the pass stopped at 64 and its postcondition
+// reported the rest as a compiler error).
+TEST(OptRegionCse, ALongChainIsSharedToTheEnd) {
+  std::string chain = "x[i]";
+  for (int k = 0; k < 70; ++k) chain = "sin(" + chain + ")";
+  auto p = compile("def f(x: f64[n], y: f64[n]) -> f64 {\n  let a = sum i. " + chain +
+                   "\n  let b = sum i. " + chain + " * y[i]\n  a * b\n}\n");
+  auto q = share(p, "f");
+  EXPECT_FALSE(opt::region_cse_postcondition(q, *q.find("f")).has_value());
+  expect_same_values(p, q, "f", {vec({0.1, 0.2}), vec({1.0, 2.0})});
+  // The chain is computed once per element: 70 calls fewer per element.
+  EXPECT_EQ(run(p, "f", {vec({0.1, 0.2}), vec({1.0, 2.0})}).ops -
+                run(q, "f", {vec({0.1, 0.2}), vec({1.0, 2.0})}).ops,
+            2 * 70);
+}
+
+}  // namespace
+}  // namespace cot
