@@ -6,7 +6,7 @@ const std::map<std::string, Eval>& evals() {
   static const std::map<std::string, Eval> kEvals = [] {
     std::map<std::string, Eval> m;
     for (Eval e : {hello_eval(), lse_eval(), ba_eval(), kmeans_eval(), lstm_eval(), llsq_eval(),
-                   ode_eval(), det_eval(), ht_eval(), particle_eval(), saddle_eval()})
+                   ode_eval(), det_eval(), ht_eval(), particle_eval(), saddle_eval(), gmm_eval()})
       m.emplace(e.name, std::move(e));
     return m;
   }();
