@@ -31,44 +31,16 @@ struct Eval {
 const std::map<std::string, Eval>& evals();
 
 Eval hello_eval();
-Eval lse_eval();
-Eval ba_eval();
-Eval kmeans_eval();
-Eval lstm_eval();
-Eval llsq_eval();
-Eval ode_eval();
-Eval det_eval();
-Eval ht_eval();
-Eval particle_eval();
-Eval saddle_eval();
 Eval gmm_eval();
 Eval ba_eval();
-Eval kmeans_eval();
+Eval ht_eval();
 Eval lstm_eval();
+Eval lse_eval();
 Eval llsq_eval();
+Eval kmeans_eval();
 Eval ode_eval();
 Eval det_eval();
-Eval ht_eval();
 Eval particle_eval();
 Eval saddle_eval();
-Eval ba_eval();
-Eval kmeans_eval();
-Eval lstm_eval();
-Eval llsq_eval();
-Eval ode_eval();
-Eval det_eval();
-Eval ht_eval();
-Eval ba_eval();
-Eval kmeans_eval();
-Eval lstm_eval();
-Eval llsq_eval();
-Eval ode_eval();
-Eval det_eval();
-Eval ba_eval();
-Eval kmeans_eval();
-Eval lstm_eval();
-Eval ba_eval();
-Eval kmeans_eval();
-Eval ba_eval();
 
 }  // namespace cot::gradbench
