@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <span>
 
 #include "gradbench/eval.h"
@@ -170,21 +169,27 @@ Eval ba_eval() {
   Eval e;
   e.name = "ba";
   e.functions = {{"objective", "objective"}, {"jacobian", "jacobian_blocks"}};
-  // The output places the program's blocks by the input's counts and observations, which the
-  // result does not carry: the problem of the evaluate being answered (the tool reads an
-  // evaluate's arguments, runs it and writes its output before the next message).
-  auto problem = std::make_shared<Problem>();
-  e.arguments = [problem](const std::string&, const json& input) -> Result<std::vector<Value>> {
+  e.arguments = [](const std::string&, const json& input) -> Result<std::vector<Value>> {
     auto pr = read_problem(input);
     if (!pr) return pr.errors();
-    *problem = std::move(pr.value());
-    return std::vector<Value>{problem->cams, problem->X, problem->w, problem->feats, problem->obs};
+    return std::vector<Value>{pr.value().cams, pr.value().X, pr.value().w, pr.value().feats,
+                              pr.value().obs};
   };
-  e.output = [problem](const std::string& function, const Value& result) -> json {
+  // The sparse J's columns follow the counts and the observations: the arguments'.
+  e.output = [](const std::string& function, const std::vector<Value>& args,
+                const Value& result) -> json {
+    const Problem pr{args[0].shape()[0],
+                     args[1].shape()[0],
+                     args[2].shape()[0],
+                     args[0],
+                     args[1],
+                     args[2],
+                     args[3],
+                     args[4]};
     const Value& errors_or_blocks = result.elems().at(0);
     const Value& weights = result.elems().at(1);
-    if (function == "objective") return printed_objective(errors_or_blocks, weights, problem->p);
-    return printed_jacobian(SparseJacobian(*problem, errors_or_blocks, weights));
+    if (function == "objective") return printed_objective(errors_or_blocks, weights, pr.p);
+    return printed_jacobian(SparseJacobian(pr, errors_or_blocks, weights));
   };
   return e;
 }

@@ -33,7 +33,8 @@ Eval det_eval() {
     std::ranges::copy(flat.value().f64_data(), A.f64_mut().begin());
     return std::vector<cotangent::Value>{A};
   };
-  e.output = [](const std::string& function, const cotangent::Value& result) {
+  e.output = [](const std::string& function, const std::vector<cotangent::Value>&,
+                const cotangent::Value& result) {
     return function == "gradient" ? flat_json(result) : to_json(result);
   };
   return e;

@@ -23,8 +23,12 @@ struct Eval {
   std::function<cotangent::Result<std::vector<cotangent::Value>>(const std::string& function,
                                                                  const nlohmann::json& input)>
       arguments;
-  // The output the eval expects from `function`'s result; unset: to_json (json_values.h).
-  std::function<nlohmann::json(const std::string& function, const cotangent::Value& result)> output;
+  // The output the eval expects from `function`'s result on `args` (the arguments built from
+  // the input: ba places its blocks by them); unset: to_json (json_values.h).
+  std::function<nlohmann::json(const std::string& function,
+                               const std::vector<cotangent::Value>& args,
+                               const cotangent::Value& result)>
+      output;
 };
 
 // The evals the tool implements, by module name.

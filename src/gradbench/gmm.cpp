@@ -86,7 +86,8 @@ Eval gmm_eval() {
   e.name = "gmm";
   e.functions = {{"objective", "objective"}, {"jacobian", "gradient"}};
   e.arguments = [](const std::string&, const json& input) { return arguments(input); };
-  e.output = [](const std::string& function, const Value& result) -> json {
+  e.output = [](const std::string& function, const std::vector<Value>&,
+                const Value& result) -> json {
     if (function != "jacobian") return to_json(result);
     const std::vector<Value>& g = result.elems();
     return {{"alpha", to_json(g.at(0))},

@@ -17,9 +17,8 @@ Eval hello_eval() {
     }
     return std::vector<cotangent::Value>{cotangent::Value::f64(input.get<double>())};
   };
-  e.output = [](const std::string&, const cotangent::Value& v) -> nlohmann::json {
-    return v.as_f64();
-  };
+  e.output = [](const std::string&, const std::vector<cotangent::Value>&,
+                const cotangent::Value& v) -> nlohmann::json { return v.as_f64(); };
   return e;
 }
 

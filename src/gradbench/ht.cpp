@@ -216,7 +216,8 @@ Eval ht_eval() {
   e.name = "ht";
   e.functions = {{"objective", "objective"}, {"jacobian", "objective_jacobian"}};
   e.arguments = [](const std::string&, const json& input) { return arguments(input); };
-  e.output = [](const std::string& function, const Value& result) -> json {
+  e.output = [](const std::string& function, const std::vector<Value>&,
+                const Value& result) -> json {
     return function == "objective" ? flat_json(result) : jacobian_rows(result);
   };
   return e;

@@ -66,7 +66,8 @@ Eval lstm_eval() {
   e.name = "lstm";
   e.functions = {{"objective", "objective"}, {"jacobian", "gradient"}};
   e.arguments = [](const std::string&, const json& input) { return arguments(input); };
-  e.output = [](const std::string& function, const Value& result) -> json {
+  e.output = [](const std::string& function, const std::vector<Value>&,
+                const Value& result) -> json {
     if (function != "jacobian") return to_json(result);
     json flat = json::array();
     for (const Value& part : result.elems()) {

@@ -150,7 +150,8 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
   for (int64_t t : ns) timings.push_back({{"name", "evaluate"}, {"nanoseconds", t}});
   return {{"id", id},
           {"success", true},
-          {"output", eval.output ? eval.output(function, result.value()) : to_json(result.value())},
+          {"output", eval.output ? eval.output(function, args.value(), result.value())
+                                 : to_json(result.value())},
           {"timings", timings}};
 }
 
