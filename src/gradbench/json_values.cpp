@@ -148,6 +148,16 @@ cotangent::Result<int64_t> integer(const json& input, const std::string& name) {
   return k;
 }
 
+cotangent::Result<int64_t> nonnegative_integer(const json& input, const std::string& name) {
+  auto k = integer(input, name);
+  if (!k) return k.errors();
+  if (k.value() < 0) {
+    return input_error("input." + name,
+                       "expected a count >= 0, found " + std::to_string(k.value()));
+  }
+  return k.value();
+}
+
 json flat_json(const cotangent::Value& v) {
   json out = json::array();
   for (int64_t k = 0; k < v.numel(); ++k) out.push_back(v.element_as_f64(k));

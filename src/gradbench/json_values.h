@@ -29,6 +29,9 @@ cotangent::Result<cotangent::Value> int_tensor(const nlohmann::json& input, cons
 cotangent::Result<double> real(const nlohmann::json& input, const std::string& name);
 // An integer field; reals with an integral value are accepted, as Python's json writes them.
 cotangent::Result<int64_t> integer(const nlohmann::json& input, const std::string& name);
+// An integer field that counts something, >= 0 (GradBench's references read a size_t).
+cotangent::Result<int64_t> nonnegative_integer(const nlohmann::json& input,
+                                               const std::string& name);
 
 // A value as JSON: reals as numbers, tensors as nested arrays, tuples as arrays.
 nlohmann::json to_json(const cotangent::Value& v);

@@ -14,10 +14,8 @@ Eval llsq_eval() {
          const nlohmann::json& input) -> cotangent::Result<std::vector<cotangent::Value>> {
     auto x = real_tensor(input, "x", 1);
     if (!x) return x.errors();
-    auto n = integer(input, "n");
+    auto n = nonnegative_integer(input, "n");
     if (!n) return n.errors();
-    // The reference reads n as a size_t.
-    if (n.value() < 0) return input_error("input.n", "expected a number of points >= 0");
     return std::vector<cotangent::Value>{x.value(), cotangent::Value::i64(n.value())};
   };
   return e;

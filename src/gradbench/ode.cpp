@@ -15,10 +15,8 @@ Eval ode_eval() {
          const nlohmann::json& input) -> cotangent::Result<std::vector<cotangent::Value>> {
     auto x = real_tensor(input, "x", 1);
     if (!x) return x.errors();
-    auto s = integer(input, "s");
+    auto s = nonnegative_integer(input, "s");
     if (!s) return s.errors();
-    // The reference reads s as a size_t.
-    if (s.value() < 0) return input_error("input.s", "expected a number of steps >= 0");
     return std::vector<cotangent::Value>{x.value(), cotangent::Value::i64(s.value())};
   };
   return e;

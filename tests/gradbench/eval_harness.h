@@ -89,18 +89,19 @@ class Uniform {
   uint64_t s_;
 };
 
-// Central differences of a scalar function of a vector, at step h.
-template <class F>
-std::vector<double> central_differences(F&& f, std::vector<double> x, double h = 1e-6) {
+// Central differences of a scalar function of a vector, at step h, in the real type T of the
+// vector (long double where rounding at double precision would exceed the tolerance).
+template <class T = double, class F>
+std::vector<double> central_differences(F&& f, std::vector<T> x, T h = T(1e-6)) {
   std::vector<double> g(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    const double xi = x[i];
+    const T xi = x[i];
     x[i] = xi + h;
-    const double up = f(x);
+    const T up = f(x);
     x[i] = xi - h;
-    const double down = f(x);
+    const T down = f(x);
     x[i] = xi;
-    g[i] = (up - down) / (2 * h);
+    g[i] = static_cast<double>((up - down) / (2 * h));
   }
   return g;
 }

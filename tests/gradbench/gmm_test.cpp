@@ -146,18 +146,8 @@ T log_posterior(const Workload& w, const std::vector<T>& theta) {
 }
 
 std::vector<double> central_differences_of_reference(const Workload& w, long double h) {
-  std::vector<long double> t(w.theta.begin(), w.theta.end());
-  std::vector<double> g(t.size());
-  for (size_t e = 0; e < t.size(); ++e) {
-    const long double te = t[e];
-    t[e] = te + h;
-    const long double up = log_posterior(w, t);
-    t[e] = te - h;
-    const long double down = log_posterior(w, t);
-    t[e] = te;
-    g[e] = static_cast<double>((up - down) / (2 * h));
-  }
-  return g;
+  return central_differences([&](const std::vector<long double>& p) { return log_posterior(w, p); },
+                             std::vector<long double>(w.theta.begin(), w.theta.end()), h);
 }
 
 std::vector<Workload> workloads() {

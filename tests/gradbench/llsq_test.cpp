@@ -126,7 +126,7 @@ TEST(GradbenchLlsq, MalformedInputIsAFailureThatSaysWhere) {
                                {"function", "primal"},
                                {"input", {{"x", {1.0, 2.0}}, {"n", -3}}}});
   EXPECT_FALSE(r.at("success").get<bool>());
-  EXPECT_NE(r.at("error").get<std::string>().find("input.n: expected a number of points >= 0"),
+  EXPECT_NE(r.at("error").get<std::string>().find("input.n: expected a count >= 0, found -3"),
             std::string::npos)
       << r.dump();
 }

@@ -112,18 +112,9 @@ T reference_objective(const Workload& w, const std::vector<T>& theta) {
 }
 
 std::vector<double> central_differences_of_reference(const Workload& w, long double h) {
-  std::vector<long double> theta(w.theta.begin(), w.theta.end());
-  std::vector<double> g(theta.size());
-  for (size_t e = 0; e < theta.size(); ++e) {
-    const long double x = theta[e];
-    theta[e] = x + h;
-    const long double up = reference_objective(w, theta);
-    theta[e] = x - h;
-    const long double down = reference_objective(w, theta);
-    theta[e] = x;
-    g[e] = static_cast<double>((up - down) / (2 * h));
-  }
-  return g;
+  return central_differences(
+      [&](const std::vector<long double>& p) { return reference_objective(w, p); },
+      std::vector<long double>(w.theta.begin(), w.theta.end()), h);
 }
 
 // One tool with the module defined once for the suite (loading lstm.cot differentiates and
