@@ -61,7 +61,8 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 # Benchmarks (docs/benchmarks.md): the op-count ratios over the corpus, the scaling of the
-# introduction programs beside PyTorch and native code beside hand-written C++, built in their
+# introduction programs beside PyTorch, native code beside hand-written C++ and GradBench's
+# evals beside PyTorch, built in their
 # own directory; refreshes the tables of docs/benchmarks.md and its plots in place.
 BENCH_BUILD ?= build-bench
 .PHONY: bench
@@ -69,6 +70,7 @@ bench: deps
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_cost_ratios.sh
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_intro_scaling.sh
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_native.sh
+	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_gradbench.sh
 	python3 bench/update_docs.py $(BENCH_BUILD)/results docs/benchmarks.md
 
 clean:

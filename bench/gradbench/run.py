@@ -148,8 +148,12 @@ def main():
                         "" if prow.get("agrees", True) else f" (DISAGREE: {prow['mismatch']})")
                 print(line, file=sys.stderr, flush=True)
         tool.close()
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "gradbench.json"), "w") as f:
+        save(rows, args.out)  # after every eval: a long run interrupted keeps what it measured
+
+
+def save(rows, out):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "gradbench.json"), "w") as f:
         json.dump(rows, f, indent=1)
 
 
