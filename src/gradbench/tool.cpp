@@ -113,28 +113,27 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
     min_runs = input.value("min_runs", int64_t{1});
     min_seconds = input.value("min_seconds", 0.0);
   }
-  // The first run allocates the result; the others write into buffers allocated once (as a
-  // compiled tool reuses its output), so that a large result is not page-faulted in afresh on
-  // every run.
+  // The first run allocates its result (and gives its tuple structure); the others write into
+  // buffers allocated once, before the runs (as a compiled tool reuses its output), so that a
+  // large result is not page-faulted in afresh on every run.
   const cotangent::CompiledFunction& compiled = c->second;
   std::vector<cotangent::TensorRef> arg_views;
   for (const cotangent::Value& a : args.value()) leaf_views(a, arg_views);
-  cotangent::Result<cotangent::Value> result = cotangent::Error{};
   std::vector<cotangent::Value> leaves;
+  for (const cotangent::TensorRef& r : compiled.result_leaves()) {
+    leaves.push_back(cotangent::Value::zeros(r.dtype, r.shape));
+  }
+  // Views only once `leaves` no longer moves: a scalar's element lives inside its Value.
   std::vector<cotangent::MutableTensorRef> leaf_refs;
+  for (cotangent::Value& leaf : leaves) {
+    leaf_refs.push_back({leaf.dtype(), leaf.shape(), leaf.raw_mut()});
+  }
+  cotangent::Result<cotangent::Value> result = cotangent::Error{};
   std::string run_error;
   const std::vector<int64_t> ns = timed_runs(min_runs, min_seconds, [&] {
     if (!result.ok()) {
       result = compiled.call(args.value());
-      if (!result.ok()) return false;
-      for (const cotangent::TensorRef& r : compiled.result_leaves()) {
-        leaves.push_back(cotangent::Value::zeros(r.dtype, r.shape));
-      }
-      // Views only once `leaves` no longer moves: a scalar's element lives inside its Value.
-      for (cotangent::Value& leaf : leaves) {
-        leaf_refs.push_back({leaf.dtype(), leaf.shape(), leaf.raw_mut()});
-      }
-      return true;
+      return result.ok();
     }
     auto r = compiled.call(arg_views, leaf_refs);
     if (!r.ok()) run_error = r.message();
