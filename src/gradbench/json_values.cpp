@@ -46,9 +46,11 @@ cotangent::Result<std::vector<int64_t>> shape_of(const json& j, const std::strin
   return shape;
 }
 
+// `at` is the place of `j` (extended in place while descending: inputs have millions of
+// elements, and a fresh path per element would cost more than the reading).
 template <class T, class Leaf>
 std::optional<cotangent::Error> fill(const json& j, const std::vector<int64_t>& shape, size_t d,
-                                     const std::string& at, T*& out, Leaf&& leaf) {
+                                     std::string& at, T*& out, Leaf&& leaf) {
   if (d == shape.size()) return leaf(j, at, out++);
   if (!j.is_array()) return input_error(at, "expected an array, found " + type_of(j));
   if (static_cast<int64_t>(j.size()) != shape[d]) {
@@ -56,8 +58,13 @@ std::optional<cotangent::Error> fill(const json& j, const std::vector<int64_t>& 
         at, "expected " + std::to_string(shape[d]) + " elements, found " + std::to_string(j.size()),
         "every row of a tensor must have the same length");
   }
+  const size_t length = at.size();
   for (size_t i = 0; i < j.size(); ++i) {
-    if (auto e = fill(j[i], shape, d + 1, at + "[" + std::to_string(i) + "]", out, leaf)) return e;
+    at += '[';
+    at += std::to_string(i);
+    at += ']';
+    if (auto e = fill(j[i], shape, d + 1, at, out, leaf)) return e;
+    at.resize(length);
   }
   return std::nullopt;
 }
@@ -110,7 +117,7 @@ cotangent::Result<cotangent::Value> real_tensor(const json& input, const std::st
                                                 int rank) {
   auto j = field(input, name);
   if (!j) return j.errors();
-  const std::string where = "input." + name;
+  std::string where = "input." + name;
   auto shape = shape_of(*j.value(), where, rank);
   if (!shape) return shape.errors();
   cotangent::Value v = cotangent::Value::zeros(cotangent::DType::F64, shape.value());
@@ -123,7 +130,7 @@ cotangent::Result<cotangent::Value> int_tensor(const json& input, const std::str
                                                int rank) {
   auto j = field(input, name);
   if (!j) return j.errors();
-  const std::string where = "input." + name;
+  std::string where = "input." + name;
   auto shape = shape_of(*j.value(), where, rank);
   if (!shape) return shape.errors();
   cotangent::Value v = cotangent::Value::zeros(cotangent::DType::I64, shape.value());
