@@ -14,8 +14,11 @@ all: build
 deps:
 	@bash tools/install-deps.sh
 
+# -g1 (line tables and functions) rather than -g: backtraces keep their source lines, and the
+# build takes minutes less of make test's 20 on two cores.
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 
 configure: deps $(BUILD)/CMakeCache.txt
 
