@@ -131,29 +131,10 @@ json expected_jacobian(int n, int m, int p, const std::array<double, 11>& cam) {
   return {{"rows", rows}, {"cols", cols}, {"vals", vals}};
 }
 
-// The tool, with the ba module defined once for the suite (loading it differentiates the
-// program).
-class GradbenchBa : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    tool_ = std::make_unique<Tool>(eval_tool());
-    const json defined = tool_->respond({{"id", 0}, {"kind", "define"}, {"module", "ba"}});
-    ASSERT_TRUE(defined.value("success", false)) << defined.dump();
-  }
-  static void TearDownTestSuite() { tool_.reset(); }
+constexpr char kBaModule[] = "ba";
 
-  static json respond(const std::string& function, const json& input) {
-    return tool_->respond({{"id", 1},
-                           {"kind", "evaluate"},
-                           {"module", "ba"},
-                           {"function", function},
-                           {"input", input}});
-  }
-  static json evaluate(const std::string& function, const json& input) {
-    const json r = respond(function, input);
-    EXPECT_TRUE(r.value("success", false)) << r.dump().substr(0, 2000);
-    return r.value("output", json(nullptr));
-  }
+class GradbenchBa : public DefinedEval<kBaModule> {
+ protected:
   static std::string error(const json& input) {
     const json r = respond("jacobian", input);
     EXPECT_FALSE(r.value("success", true)) << r.dump();
@@ -174,8 +155,6 @@ class GradbenchBa : public ::testing::Test {
     EXPECT_EQ(expected.at("cols"), jacobian.at("cols"));
     expect_json_near(expected.at("vals"), jacobian.at("vals"), 1e-8, "vals");
   }
-
-  static inline std::unique_ptr<Tool> tool_;
 };
 
 TEST_F(GradbenchBa, ObjectiveAndJacobianMatchReferences) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -41,6 +42,37 @@ inline nlohmann::json run_eval(Tool& tool, const std::string& module, const std:
   EXPECT_EQ(r.value("id", -1), 1);
   return r.value("output", nlohmann::json(nullptr));
 }
+
+// A test suite sharing one tool with `kModule` defined once: loading an eval's program derives
+// and optimizes its derivatives, the slow part of these tests (run_eval defines it per call).
+template <const char* kModule>
+class DefinedEval : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tool_ = std::make_unique<Tool>(eval_tool());
+    const nlohmann::json defined =
+        tool_->respond({{"id", 0}, {"kind", "define"}, {"module", kModule}});
+    ASSERT_TRUE(defined.value("success", false)) << defined.dump();
+  }
+  static void TearDownTestSuite() { tool_.reset(); }
+
+  // The tool's response to evaluating `function` on `input`.
+  static nlohmann::json respond(const std::string& function, const nlohmann::json& input) {
+    return tool_->respond({{"id", 1},
+                           {"kind", "evaluate"},
+                           {"module", kModule},
+                           {"function", function},
+                           {"input", input}});
+  }
+  // The output, or null after a test failure that shows the response.
+  static nlohmann::json evaluate(const std::string& function, const nlohmann::json& input) {
+    const nlohmann::json r = respond(function, input);
+    EXPECT_TRUE(r.value("success", false)) << r.dump().substr(0, 2000);
+    return r.value("output", nlohmann::json(nullptr));
+  }
+
+  static inline std::unique_ptr<Tool> tool_;
+};
 
 // GradBench's compare_json_objects with the bound `tol`: the same structure (ints and reals
 // interchangeable), every real within ρ ≤ tol. Failures name the path.

@@ -257,32 +257,10 @@ Hand make_hand(int nv, int nt, int npts, bool complicated, uint64_t seed) {
   return h;
 }
 
-// One tool for the suite, with ht defined once: loading ht.cot derives its three Jacobians,
-// which takes seconds, and run_eval (eval_harness.h) defines the module again at every call.
-class GradbenchHt : public ::testing::Test {
+constexpr char kHtModule[] = "ht";
+
+class GradbenchHt : public DefinedEval<kHtModule> {
  protected:
-  static void SetUpTestSuite() {
-    tool_ = std::make_unique<Tool>(eval_tool());
-    const json defined = tool_->respond({{"id", 0}, {"kind", "define"}, {"module", "ht"}});
-    ASSERT_TRUE(defined.value("success", false)) << defined.dump();
-  }
-  static void TearDownTestSuite() { tool_.reset(); }
-
-  // The tool's response to evaluating `function` on `input`.
-  static json respond(const std::string& function, const json& input) {
-    return tool_->respond({{"id", 1},
-                           {"kind", "evaluate"},
-                           {"module", "ht"},
-                           {"function", function},
-                           {"input", input}});
-  }
-  // The output, or null after a test failure that shows the response.
-  static json evaluate(const std::string& function, const json& input) {
-    const json r = respond(function, input);
-    EXPECT_TRUE(r.value("success", false)) << r.dump().substr(0, 2000);
-    return r.value("output", json(nullptr));
-  }
-
   // The tool's objective and jacobian of `h` against the reference and central differences.
   static void expect_matches_reference(const Hand& h) {
     const json input = h.input();
@@ -292,8 +270,6 @@ class GradbenchHt : public ::testing::Test {
     ASSERT_EQ(jacobian[0].size(), (h.us.empty() ? 0 : 2) + 26u);
     expect_json_near(json(central_jacobian(h)), jacobian, 1e-10);
   }
-
-  static inline std::unique_ptr<Tool> tool_;
 };
 
 TEST_F(GradbenchHt, ComplicatedVariantMatchesReference) {

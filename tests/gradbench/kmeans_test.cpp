@@ -190,7 +190,9 @@ def full_hessian(points: f64[n, d], centroids: f64[k, d]) -> f64[k, d, k, d] {
   ASSERT_EQ(static_cast<int>(h.size()), kd * kd);
   for (int a = 0; a < kd; ++a) {
     for (int b = 0; b < kd; ++b) {
-      if (a != b) EXPECT_EQ(h[a * kd + b], 0.0) << "H[" << a << ", " << b << "]";
+      if (a != b) {
+        EXPECT_EQ(h[a * kd + b], 0.0) << "H[" << a << ", " << b << "]";
+      }
     }
     EXPECT_LE(rho(g[a] / h[a * kd + a], step[a]), 1e-12) << "dir[" << a << "]";
   }
