@@ -113,30 +113,33 @@ cotangent::Result<const json*> field(const json& input, const std::string& name)
   return &*it;
 }
 
-cotangent::Result<cotangent::Value> real_tensor(const json& input, const std::string& name,
-                                                int rank) {
+namespace {
+
+// A tensor of `dtype` (whose elements are T, read by `leaf`) from the field `name`.
+template <class T, class Leaf>
+cotangent::Result<cotangent::Value> tensor(const json& input, const std::string& name, int rank,
+                                           cotangent::DType dtype, Leaf&& leaf) {
   auto j = field(input, name);
   if (!j) return j.errors();
   std::string where = "input." + name;
   auto shape = shape_of(*j.value(), where, rank);
   if (!shape) return shape.errors();
-  cotangent::Value v = cotangent::Value::zeros(cotangent::DType::F64, shape.value());
-  double* out = v.f64_mut().data();
-  if (auto e = fill(*j.value(), shape.value(), 0, where, out, real_leaf)) return *e;
+  cotangent::Value v = cotangent::Value::zeros(dtype, shape.value());
+  T* out = static_cast<T*>(v.raw_mut());
+  if (auto e = fill(*j.value(), shape.value(), 0, where, out, leaf)) return *e;
   return v;
+}
+
+}  // namespace
+
+cotangent::Result<cotangent::Value> real_tensor(const json& input, const std::string& name,
+                                                int rank) {
+  return tensor<double>(input, name, rank, cotangent::DType::F64, real_leaf);
 }
 
 cotangent::Result<cotangent::Value> int_tensor(const json& input, const std::string& name,
                                                int rank) {
-  auto j = field(input, name);
-  if (!j) return j.errors();
-  std::string where = "input." + name;
-  auto shape = shape_of(*j.value(), where, rank);
-  if (!shape) return shape.errors();
-  cotangent::Value v = cotangent::Value::zeros(cotangent::DType::I64, shape.value());
-  int64_t* out = v.i64_mut().data();
-  if (auto e = fill(*j.value(), shape.value(), 0, where, out, int_leaf)) return *e;
-  return v;
+  return tensor<int64_t>(input, name, rank, cotangent::DType::I64, int_leaf);
 }
 
 cotangent::Result<double> real(const json& input, const std::string& name) {
