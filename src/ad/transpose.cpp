@@ -960,10 +960,17 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
       return out;
     };
     if (const auto* i = st.as<ir::IfOp>()) {
+      // The read runs only on one branch: a guard on that branch's condition, so that the
+      // other branch's contribution is a strong zero, which goes nowhere. A placeholder
+      // position there would be range-checked, and no position is in range of an empty
+      // tensor (gmm's l at d = 1).
       const bool then = path.region[k] == 0;
-      auto r = b_.if_(
-          i->cond, [&] { return then ? inner() : zeros_out(); },
-          [&] { return then ? zeros_out() : inner(); });
+      const Pred on = i->cond.is_var                ? Pred::atom_of(i->cond.var, !then)
+                      : i->cond.lit.boolean == then ? Pred::truth()
+                                                    : Pred::falsity();
+      if (on.kind == Pred::Kind::False) return zeros_out();
+      if (on.kind == Pred::Kind::True) return inner();
+      auto r = b_.guard(on, inner);
       std::vector<ir::Atom> out;
       out.reserve(r.size());
       for (ir::VarId x : r) out.push_back(ir::Atom::of(x));
@@ -978,7 +985,10 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
     }
     return inner();
   };
-  return ir::Atom::of(b_.accum(pre, all, [&] { return descend(0, s, cts); }));
+  // Its errors (a position out of range) point at the read it transposes.
+  const Span read_span = innermost.stmts[static_cast<size_t>(path.final_pos)].span;
+  return ir::Atom::of(b_.accum(
+      pre, all, [&] { return descend(0, s, cts); }, read_span));
 }
 
 namespace {

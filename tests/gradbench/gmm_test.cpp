@@ -160,6 +160,8 @@ std::vector<Workload> workloads() {
     b.x[3 * 5] = 100;
     ws.push_back(b);
   }
+  // d = 1: the lower triangles l are empty, so no position of their gradient is in range.
+  ws.push_back(make_workload(1, 3, 6, 1, 0.8, 11));
   return ws;
 }
 
