@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "codegen/expr.h"
+#include "codegen/may_fail.h"
 #include "codegen/memory_plan.h"
 
 namespace cot::codegen {
@@ -14,6 +15,7 @@ namespace cot::codegen {
 namespace {
 
 constexpr int64_t kParallelWork = 20000;  // see work() below
+constexpr int64_t kLongLoop = 256;        // iterations worth vector lanes (lower.cpp's kLongSum)
 
 const char* c_type(Scalar t) {
   switch (t) {
@@ -349,8 +351,17 @@ class Emitter {
     // Worth a fork and join only with enough work (a few tens of microseconds).
     const int64_t per_iteration = work(f.body);
     const auto trips = as_i64(f.end);
+    // A long generator whose iterations are flat runs in vector lanes (and calls the vector
+    // math of codegen/vector_math.h); short ones keep the scalar functions' rounding.
+    const auto first = as_i64(f.begin);
+    const bool lanes = f.parallel && (!trips || !first || *trips - *first >= kLongLoop) &&
+                       !has_loop_or_buffer(f.body) && !may_fail(f.body);
     if (!f.parallel || (trips && *trips * per_iteration < kParallelWork)) {
-      if (f.simd) line("#pragma omp simd");
+      if (f.simd || lanes) {
+        line("#pragma omp simd");
+      } else if (f.sum_into >= 0) {
+        line("#pragma omp simd reduction(+:" + name(f.sum_into) + ")");
+      }
       line(head + " {");
       if (f.parallel) {
         // Sequential after all: the body's buffers still come from the thread arena.
@@ -362,6 +373,29 @@ class Emitter {
       line("}");
       return;
     }
+    const std::string threads =
+        "num_threads(ctx->threads > 0 ? ctx->threads : omp_get_max_threads()) if((" + expr(f.end) +
+        " - " + expr(f.begin) + ") * " + std::to_string(per_iteration) +
+        " >= " + std::to_string(kParallelWork) + ")";
+    std::string pointers;
+    for (LocalId p : OuterPointers(fn_).of(f.body))
+      pointers += (pointers.empty() ? "" : ", ") + name(p);
+    if (f.thread_arena_bytes == 0 && !may_fail(f.body)) {
+      // Nothing to report: a plain worksharing loop, which the C++ compiler vectorizes; the
+      // pointers copied into each thread so that it knows they do not change.
+      line("#pragma omp parallel " + threads +
+           (pointers.empty() ? "" : " firstprivate(" + pointers + ")"));
+      line("{");
+      ++indent_;
+      thread_arena_decl(f);
+      line(lanes ? "#pragma omp for simd schedule(static)" : "#pragma omp for schedule(static)");
+      line(head + " {");
+      nested(f.body);
+      line("}");
+      --indent_;
+      line("}");
+      return;
+    }
     // OpenMP: each thread its own arena and context; the earliest failing iteration wins.
     const std::string tag = std::to_string(f.arena);
     line("{");
@@ -369,11 +403,7 @@ class Emitter {
     line("int64_t first_fail" + tag + " = INT64_MAX;");
     line("int fail_code" + tag + " = 0;");
     line("cot_ctx fail_ctx" + tag + " = *ctx;");
-    line(
-        "#pragma omp parallel num_threads(ctx->threads > 0 ? ctx->threads : omp_get_max_threads()) "
-        "if((" +
-        expr(f.end) + " - " + expr(f.begin) + ") * " + std::to_string(per_iteration) +
-        " >= " + std::to_string(kParallelWork) + ")");
+    line("#pragma omp parallel " + threads);
     line("{");
     ++indent_;
     thread_arena_decl(f);
@@ -385,8 +415,7 @@ class Emitter {
     line("seen = first_fail" + tag + ";");
     line("if (" + i + " > seen) continue;");
     line("cot_ctx thread_ctx = *ctx;");
-    std::string captures = "&";
-    for (LocalId p : OuterPointers(fn_).of(f.body)) captures += ", " + name(p);
+    const std::string captures = pointers.empty() ? "&" : "&, " + pointers;
     line("const int code = [" + captures + "]() -> int {");
     ++indent_;
     line("cot_ctx* ctx = &thread_ctx;");

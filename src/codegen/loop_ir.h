@@ -110,6 +110,9 @@ struct For {
   int arena = 0;  // plan_memory: the arena its body's buffers use (0: the function's)
   // Iterations are independent and touch consecutive elements: vectorize it (`omp simd`).
   bool simd = false;
+  // A long real sum into this local is the loop's only carried value, and the body cannot
+  // fail: it may run in vector lanes, reassociated (`omp simd reduction`); -1: in order.
+  LocalId sum_into = -1;
 };
 // for (;;) { body }, left by Break.
 struct Forever {

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "codegen/expr.h"
+#include "codegen/may_fail.h"
 #include "ir/regions.h"
 
 namespace cot::codegen {
@@ -1522,32 +1523,6 @@ class Lowerer {
     }
     return false;
   }
-  static bool may_fail(const Body& b) {
-    for (const Stmt& s : b) {
-      bool fails = std::visit(
-          [](const auto& op) -> bool {
-            using T = std::decay_t<decltype(op)>;
-            if constexpr (std::is_same_v<T, Fail> || std::is_same_v<T, CheckedInt> ||
-                          std::is_same_v<T, StackGrow> || std::is_same_v<T, Forever>) {
-              return true;
-            } else if constexpr (std::is_same_v<T, For>) {
-              return may_fail(op.body);
-            } else if constexpr (std::is_same_v<T, If>) {
-              return may_fail(op.then_body) || may_fail(op.else_body);
-            } else if constexpr (std::is_same_v<T, Alloc>) {
-              return !as_i64(op.count);  // a heap allocation can fail
-            } else if constexpr (std::is_same_v<T, Combine>) {
-              return op.site >= 0;
-            } else {
-              return false;
-            }
-          },
-          s.op);
-      if (fails) return true;
-    }
-    return false;
-  }
-
   // --- reductions ---
   void lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
     const ir::VarId v = s.results[0];
@@ -1581,6 +1556,7 @@ class Lowerer {
         masked_terms = true;  // skipped points are strong zeros
       }
       ++loop_depth_;
+      const size_t loops_at = bodies_.back()->size();
       for_points(op.ivars, ext, false, [&](const ExprP&) {
         std::vector<Val> res = lower_block(op.body, nullptr);
         const Val& x = res.at(0);
@@ -1602,6 +1578,10 @@ class Lowerer {
         add_term(x, is_sum, masked_terms, live, strong, std::move(combine));
       });
       --loop_depth_;
+      if (is_sum && t.elem != Scalar::I64 && !masked_terms) {
+        Body& b = *bodies_.back();
+        for (size_t k = loops_at; k < b.size(); ++k) mark_long_sums(b[k], acc);
+      }
       if (masked_terms) {
         // The flags must be declared before the loop: move their declarations in front of it.
         Body& b = *bodies_.back();
@@ -1671,6 +1651,21 @@ class Lowerer {
     Val out = dst;
     if (is_sum) out.mask = declare(sum_mask(masked_terms, live, strong, points), hint + "_mask");
     bind(v, out);
+  }
+  // The innermost loops of a real sum into `acc` that run long (kLongSum terms or more) may add
+  // their terms in vector lanes (For::sum_into): a loop of kLongSum terms or more is where a
+  // vectorized body (exp from libmvec, say) pays, and where the order of additions is no longer
+  // what a user could reproduce by hand anyway. Only loops whose body is flat (no inner loop,
+  // no buffer: lanes run iterations at once) and cannot fail.
+  static constexpr int64_t kLongSum = 256;
+  static void mark_long_sums(Stmt& s, LocalId acc) {
+    auto* f = std::get_if<For>(&s.op);
+    if (f == nullptr) return;
+    for (Stmt& inner : f->body) mark_long_sums(inner, acc);
+    const bool flat = !has_loop_or_buffer(f->body);
+    const std::optional<int64_t> begin = as_i64(f->begin), end = as_i64(f->end);
+    const bool long_enough = !begin || !end || *end - *begin >= kLongSum;
+    if (flat && long_enough && !f->parallel && !may_fail(f->body)) f->sum_into = acc;
   }
   // Emits `combine` for term `x` of a reduction, keeping the flags of its mask: `live` (a term
   // that is not masked) and `strong` (a strong zero); a sum skips masked terms.

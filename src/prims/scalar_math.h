@@ -1,6 +1,7 @@
 // The scalar semantics of the primitive table, in one header that both the interpreter (through
 // prims/prim_table.cpp) and the native backend's generated C++ (which embeds this file) use, so
-// compiled code computes what the reference computes, bit for bit. Self-contained on purpose: no
+// compiled code computes what the reference computes, bit for bit (but for the vector variants
+// of codegen/vector_math.h in vectorized loops). Self-contained on purpose: no
 // project headers, only the C and C++ standard libraries.
 //
 // Convention: every real-valued primitive NAME of the table has the function cot_rt::NAME here,

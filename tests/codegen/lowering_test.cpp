@@ -163,9 +163,64 @@ def relu_corr(dy: f64[m, n], img: f64[h, w]) -> f64[3, 3] {
 )";
   const std::vector<Value> args{random_tensor({40, 37}, rng), random_tensor({42, 39}, rng)};
   expect_same(src, "corr", args, false, 1e-12);
-  EXPECT_NE(emitted(src, "corr", args).find("omp simd"), std::string::npos);
+  EXPECT_NE(emitted(src, "corr", args).find("#pragma omp simd"), std::string::npos);
   expect_same(src, "relu_corr", args, false);
-  EXPECT_EQ(emitted(src, "relu_corr", args).find("omp simd"), std::string::npos);
+  EXPECT_EQ(emitted(src, "relu_corr", args).find("#pragma omp simd"), std::string::npos);
+}
+
+TEST(NativeLowering, long_sums_run_in_vector_lanes) {
+  std::mt19937_64 rng(7);
+  // lse's sum of exponentials: 1000 terms in lanes (reassociated, within 1e-12); 100 terms, or
+  // terms that can be masked, in the interpreter's order, to the bit.
+  const char* src = R"(
+def lse(x: f64[n]) -> f64 {
+  let m = max i. x[i]
+  m + log(sum i. exp(x[i] - m))
+}
+def positive(x: f64[n]) -> f64 {
+  sum i. [x[i] > 0.0] * exp(x[i])
+}
+def rows(A: f64[m, n]) -> f64 {
+  sum i, j. A[i, j] * A[i, j]
+}
+)";
+  const Value x = random_tensor({1000}, rng);
+  expect_same(src, "lse", {x}, true, 1e-12);
+  EXPECT_NE(emitted(src, "lse", {x}).find("#pragma omp simd reduction(+:"), std::string::npos);
+  const Value short_x = random_tensor({100}, rng);
+  expect_same(src, "lse", {short_x}, false);
+  EXPECT_EQ(emitted(src, "lse", {short_x}).find("#pragma omp simd reduction"), std::string::npos);
+  expect_same(src, "positive", {x}, false);
+  EXPECT_EQ(emitted(src, "positive", {x}).find("#pragma omp simd reduction"), std::string::npos);
+  // The inner loop of a sum over two indices; the total over rows stays a sum of sums.
+  const Value a = random_tensor({7, 300}, rng);
+  expect_same(src, "rows", {a}, true, 1e-12);
+  EXPECT_NE(emitted(src, "rows", {a}).find("#pragma omp simd reduction(+:"), std::string::npos);
+}
+
+TEST(NativeLowering, a_parallel_loop_that_cannot_fail_tracks_no_failure) {
+  std::mt19937_64 rng(8);
+  // Nothing in the body can fail: a plain worksharing loop in vector lanes, on one thread and
+  // on two.
+  const char* src = R"(
+def soft(x: f64[n]) -> f64[n] {
+  for i. exp(x[i]) / (1.0 + exp(x[i]))
+}
+)";
+  const Value x = random_tensor({50000}, rng);
+  const std::string code = emitted(src, "soft", {x});
+  EXPECT_NE(code.find("#pragma omp for simd schedule(static)"), std::string::npos);
+  EXPECT_EQ(code.find("first_fail"), std::string::npos);
+  expect_same(src, "soft", {x}, false, 1e-12);
+  auto m = Module::from_string(src, "lowering.cot");
+  ASSERT_TRUE(m.ok()) << m.message();
+  auto want = m.value().evaluate("soft", {x});
+  ASSERT_TRUE(want.ok()) << want.message();
+  auto two = m.value().compile({{"soft", std::nullopt, {}, {x}}}, CompileOptions{2, 0, {}});
+  ASSERT_TRUE(two.ok()) << two.message();
+  auto got = two.value()[0].call({x});
+  ASSERT_TRUE(got.ok()) << got.message();
+  EXPECT_EQ(e2e::compare_values(got.value(), want.value(), 1e-12), "");
 }
 
 TEST(NativeLowering, windowed_sums_split_at_the_borders) {
