@@ -15,7 +15,6 @@ namespace cot::codegen {
 namespace {
 
 constexpr int64_t kParallelWork = 20000;  // see work() below
-constexpr int64_t kLongLoop = 256;        // iterations worth vector lanes (lower.cpp's kLongSum)
 
 const char* c_type(Scalar t) {
   switch (t) {
@@ -353,9 +352,8 @@ class Emitter {
     const auto trips = as_i64(f.end);
     // A long generator whose iterations are flat runs in vector lanes (and calls the vector
     // math of codegen/vector_math.h); short ones keep the scalar functions' rounding.
-    const auto first = as_i64(f.begin);
-    const bool lanes = f.parallel && (!trips || !first || *trips - *first >= kLongLoop) &&
-                       !has_loop_or_buffer(f.body) && !may_fail(f.body);
+    const bool cannot_fail = !may_fail(f.body);
+    const bool lanes = f.parallel && runs_long(f) && !has_loop_or_buffer(f.body) && cannot_fail;
     if (!f.parallel || (trips && *trips * per_iteration < kParallelWork)) {
       if (f.simd || lanes) {
         line("#pragma omp simd");
@@ -380,7 +378,7 @@ class Emitter {
     std::string pointers;
     for (LocalId p : OuterPointers(fn_).of(f.body))
       pointers += (pointers.empty() ? "" : ", ") + name(p);
-    if (f.thread_arena_bytes == 0 && !may_fail(f.body)) {
+    if (f.thread_arena_bytes == 0 && cannot_fail) {
       // Nothing to report: a plain worksharing loop, which the C++ compiler vectorizes; the
       // pointers copied into each thread so that it knows they do not change.
       line("#pragma omp parallel " + threads +

@@ -1652,20 +1652,17 @@ class Lowerer {
     if (is_sum) out.mask = declare(sum_mask(masked_terms, live, strong, points), hint + "_mask");
     bind(v, out);
   }
-  // The innermost loops of a real sum into `acc` that run long (kLongSum terms or more) may add
-  // their terms in vector lanes (For::sum_into): a loop of kLongSum terms or more is where a
-  // vectorized body (exp from libmvec, say) pays, and where the order of additions is no longer
-  // what a user could reproduce by hand anyway. Only loops whose body is flat (no inner loop,
-  // no buffer: lanes run iterations at once) and cannot fail.
-  static constexpr int64_t kLongSum = 256;
+  // The innermost loops of a real sum into `acc` that run long (may_fail.h's runs_long) may
+  // add their terms in vector lanes (For::sum_into), where a vectorized body (exp from libmvec,
+  // say) pays. Only loops whose body is flat (no inner loop, no buffer: lanes run iterations at
+  // once) and cannot fail.
   static void mark_long_sums(Stmt& s, LocalId acc) {
     auto* f = std::get_if<For>(&s.op);
     if (f == nullptr) return;
     for (Stmt& inner : f->body) mark_long_sums(inner, acc);
-    const bool flat = !has_loop_or_buffer(f->body);
-    const std::optional<int64_t> begin = as_i64(f->begin), end = as_i64(f->end);
-    const bool long_enough = !begin || !end || *end - *begin >= kLongSum;
-    if (flat && long_enough && !f->parallel && !may_fail(f->body)) f->sum_into = acc;
+    if (!f->parallel && runs_long(*f) && !has_loop_or_buffer(f->body) && !may_fail(f->body)) {
+      f->sum_into = acc;
+    }
   }
   // Emits `combine` for term `x` of a reduction, keeping the flags of its mask: `live` (a term
   // that is not masked) and `strong` (a strong zero); a sum skips masked terms.

@@ -1,5 +1,6 @@
 #include "codegen/may_fail.h"
 
+#include <optional>
 #include <type_traits>
 #include <variant>
 
@@ -46,6 +47,11 @@ bool has_loop_or_buffer(const Body& b) {
     }
   }
   return false;
+}
+
+bool runs_long(const For& f) {
+  const std::optional<int64_t> begin = as_i64(f.begin), end = as_i64(f.end);
+  return !begin || !end || *end - *begin >= kLongLoop;
 }
 
 }  // namespace cot::codegen
