@@ -135,13 +135,17 @@ inline void PrintTo(const Program& p, std::ostream* os) {
   *os << p.name;
 }
 
-// Every case of every program, for value-parameterized tests.
-inline std::vector<Case> all_cases() {
-  std::vector<Case> out;
-  for (const Program& p : programs()) {
-    for (Case& c : load_cases(p)) out.push_back(std::move(c));
-  }
-  return out;
+// Every case of every program, for value-parameterized tests. Read once per process: every
+// test process registers the suites that list them (ctest runs one process per test).
+inline const std::vector<Case>& all_cases() {
+  static const std::vector<Case> cases = [] {
+    std::vector<Case> out;
+    for (const Program& p : programs()) {
+      for (Case& c : load_cases(p)) out.push_back(std::move(c));
+    }
+    return out;
+  }();
+  return cases;
 }
 
 // A test name from a case key: letters, digits and '_' only.
