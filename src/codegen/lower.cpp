@@ -1760,6 +1760,15 @@ class Lowerer {
   void lower_if(const ir::Stmt& s, const ir::IfOp& op) {
     std::vector<Val> slots = slots_for(s, true);
     ExprP c = atom(op.cond);
+    // A condition this specialization decides (a test on sizes, as a Jacobian's choice between
+    // forward and reverse mode) lowers only the branch taken: the other would only cost compile
+    // time, and for a Jacobian it is most of the code.
+    if (auto known = as_bool(c)) {
+      Body taken = nested([&] { lower_block(*known ? op.then_branch : op.else_branch, &slots); });
+      for (Stmt& st : taken) bodies_.back()->push_back(std::move(st));
+      for (size_t k = 0; k < s.results.size(); ++k) bind(s.results[k], slots[k]);
+      return;
+    }
     Body then_body = nested([&] { lower_block(op.then_branch, &slots); });
     Body else_body = nested([&] { lower_block(op.else_branch, &slots); });
     emit(If{c, std::move(then_body), std::move(else_body)});
