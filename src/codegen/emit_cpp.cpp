@@ -14,6 +14,26 @@ namespace cot::codegen {
 
 namespace {
 
+// The functions codegen/vector_math.h has as cot_vec::NAME.
+bool has_vector_variant(Prim p) {
+  switch (p) {
+    case Prim::Exp:
+    case Prim::Log:
+    case Prim::Sin:
+    case Prim::Cos:
+    case Prim::Pow:
+    case Prim::Tan:
+    case Prim::Tanh:
+    case Prim::Log1p:
+    case Prim::Expm1:
+    case Prim::Atan2:
+    case Prim::Sigmoid:
+      return true;
+    default:
+      return false;
+  }
+}
+
 constexpr int64_t kParallelWork = 20000;  // see work() below
 
 const char* c_type(Scalar t) {
@@ -269,8 +289,11 @@ class Emitter {
         return t0 == Scalar::I64 ? "cot_rt::min_i64(" + a(0) + ", " + a(1) + ")"
                                  : "cot_rt::min(" + a(0) + ", " + a(1) + ")";
       default: {
-        // Elementwise real functions: cot_rt::NAME (prims/scalar_math.h's convention).
-        std::string s = "cot_rt::" + std::string(prim_info(e.prim).name) + "(";
+        // Elementwise real functions: cot_rt::NAME (prims/scalar_math.h's convention), or in a
+        // loop marked for vector lanes cot_vec::NAME where libmvec has a vector version.
+        const std::string_view fn = prim_info(e.prim).name;
+        const bool vector = in_lanes_ > 0 && has_vector_variant(e.prim);
+        std::string s = (vector ? "cot_vec::" : "cot_rt::") + std::string(fn) + "(";
         for (size_t k = 0; k < e.args.size(); ++k) s += (k > 0 ? ", " : "") + a(k);
         return s + ")";
       }
@@ -355,6 +378,7 @@ class Emitter {
     const bool cannot_fail = !may_fail(f.body);
     const bool lanes = f.parallel && runs_long(f) && !has_loop_or_buffer(f.body) && cannot_fail;
     if (!f.parallel || (trips && *trips * per_iteration < kParallelWork)) {
+      const bool simd = f.simd || lanes || f.sum_into >= 0;
       if (f.simd || lanes) {
         line("#pragma omp simd");
       } else if (f.sum_into >= 0) {
@@ -367,7 +391,9 @@ class Emitter {
         thread_arena_decl(f);
         --indent_;
       }
+      in_lanes_ += simd ? 1 : 0;
       nested(f.body);
+      in_lanes_ -= simd ? 1 : 0;
       line("}");
       return;
     }
@@ -388,7 +414,9 @@ class Emitter {
       thread_arena_decl(f);
       line(lanes ? "#pragma omp for simd schedule(static)" : "#pragma omp for schedule(static)");
       line(head + " {");
+      in_lanes_ += lanes ? 1 : 0;
       nested(f.body);
+      in_lanes_ -= lanes ? 1 : 0;
       line("}");
       --indent_;
       line("}");
@@ -585,6 +613,7 @@ class Emitter {
   const LoopFunction& fn_;
   std::ostringstream out_;
   int indent_ = 0;
+  int in_lanes_ = 0;  // inside a loop marked `omp simd` (or `omp for simd`)
 };
 
 }  // namespace

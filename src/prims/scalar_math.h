@@ -74,12 +74,17 @@ template <class T>
 inline T abs(T a) {
   return std::fabs(a);
 }
-// 1 / (1 + exp(-x)) overflows exp for large negative x; use exp(x) / (1 + exp(x)) there.
+// 1 / (1 + exp(-x)) overflows exp for large negative x; use exp(x) / (1 + exp(x)) there. The
+// exponential is a parameter for the vector variant (codegen/vector_math.h).
+template <class T, class Exp>
+inline T sigmoid_with(T x, Exp exp_of) {
+  if (x >= 0) return T(1) / (T(1) + exp_of(-x));
+  T e = exp_of(x);
+  return e / (T(1) + e);
+}
 template <class T>
 inline T sigmoid(T x) {
-  if (x >= 0) return T(1) / (T(1) + std::exp(-x));
-  T e = std::exp(x);
-  return e / (T(1) + e);
+  return sigmoid_with(x, [](T v) { return std::exp(v); });
 }
 template <class T>
 inline T log1p(T a) {

@@ -198,6 +198,63 @@ def rows(A: f64[m, n]) -> f64 {
   EXPECT_NE(emitted(src, "rows", {a}).find("#pragma omp simd reduction(+:"), std::string::npos);
 }
 
+TEST(NativeLowering, short_loops_call_the_scalar_functions) {
+  std::mt19937_64 rng(10);
+  // Nine elements are enough for GCC to vectorize a loop on its own; only the loops the emitter
+  // marks (long ones) may call libmvec's vector functions, so these agree to the bit.
+  const char* src = R"(
+def each(x: f64[n], y: f64[n]) -> f64[n] {
+  for i. exp(x[i]) + log(y[i]) + sin(x[i]) + cos(x[i]) + tan(x[i]) + tanh(x[i]) +
+    log1p(y[i]) + expm1(x[i]) + atan2(x[i], y[i]) + sigmoid(x[i]) + pow(y[i], x[i])
+}
+def total(x: f64[n], y: f64[n]) -> f64 {
+  sum i. exp(x[i]) * tanh(y[i]) + sin(x[i])
+}
+def th(x: f64[n], y: f64[n]) -> f64[n] { for i. tanh(x[i]) }
+def sn(x: f64[n], y: f64[n]) -> f64 { sum i. sin(x[i]) }
+def ex(x: f64[n], y: f64[n]) -> f64[n] { for i. exp(x[i]) }
+)";
+  const Value x = random_tensor({9}, rng);
+  Value y = random_tensor({9}, rng);
+  for (double& v : y.f64_mut()) v = 0.5 + std::abs(v);
+  expect_same(src, "each", {x, y}, false);
+  expect_same(src, "total", {x, y}, false);
+  for (const char* fn : {"th", "sn", "ex"}) expect_same(src, fn, {x, y}, false);
+  const std::string code = emitted(src, "each", {x, y});
+  ASSERT_NE(code.find("cot_fn0("), std::string::npos);
+  EXPECT_EQ(code.find("cot_vec::", code.find("cot_fn0(")), std::string::npos);
+  // Long, the same loops call the vector versions.
+  const Value lx = random_tensor({1000}, rng);
+  Value ly = random_tensor({1000}, rng);
+  for (double& v : ly.f64_mut()) v = 0.5 + std::abs(v);
+  expect_same(src, "each", {lx, ly}, false, 1e-12);
+  EXPECT_NE(emitted(src, "each", {lx, ly}).find("cot_vec::tanh("), std::string::npos);
+}
+
+TEST(NativeLowering, a_branch_on_sizes_lowers_only_the_branch_taken) {
+  std::mt19937_64 rng(9);
+  // The shapes decide the condition (as they decide a Jacobian's mode): each specialization
+  // holds only its branch's code, and computes the interpreter's value to the bit.
+  const char* src = R"(
+def pick(x: f64[n]) -> f64 {
+  if n <= 4 then sum i. sin(x[i]) else sum i. tanh(x[i])
+}
+)";
+  const Value small = random_tensor({3}, rng);
+  const Value large = random_tensor({9}, rng);
+  expect_same(src, "pick", {small}, false);
+  expect_same(src, "pick", {large}, false);
+  const std::string small_code = emitted(src, "pick", {small});
+  const std::string large_code = emitted(src, "pick", {large});
+  const std::string body = "cot_fn0(";
+  ASSERT_NE(small_code.find(body), std::string::npos);
+  ASSERT_NE(large_code.find(body), std::string::npos);
+  EXPECT_NE(small_code.find("sin(", small_code.find(body)), std::string::npos);
+  EXPECT_EQ(small_code.find("tanh(", small_code.find(body)), std::string::npos);
+  EXPECT_NE(large_code.find("tanh(", large_code.find(body)), std::string::npos);
+  EXPECT_EQ(large_code.find("sin(", large_code.find(body)), std::string::npos);
+}
+
 TEST(NativeLowering, a_parallel_loop_that_cannot_fail_tracks_no_failure) {
   std::mt19937_64 rng(8);
   // Nothing in the body can fail: a plain worksharing loop in vector lanes, on one thread and
