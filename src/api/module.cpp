@@ -17,10 +17,7 @@
 #include "ir/printer.h"
 #include "opt/pipeline.h"
 #include "syntax/parser.h"
-
-namespace cot {
-extern const std::string_view kPreludeText;
-}
+#include "syntax/prelude_text.h"
 
 namespace cotangent {
 

@@ -15,10 +15,7 @@
 #include "cotangent/cotangent.h"
 #include "ir/ir.h"
 #include "syntax/parser.h"
-
-namespace cot {
-extern const std::string_view kPreludeText;
-}
+#include "syntax/prelude_text.h"
 
 namespace cot::ad_test {
 
