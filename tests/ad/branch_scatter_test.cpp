@@ -13,7 +13,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cot::ad_test::rho;
 
@@ -94,5 +94,5 @@ TEST(AdBranchScatter, AReadOutOfRangeOnItsBranchStillFailsWhereItIs) {
   EXPECT_NE(g.message().find("out of range"), std::string::npos) << g.message();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

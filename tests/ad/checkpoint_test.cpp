@@ -13,7 +13,8 @@
 #include "syntax/parser.h"
 
 namespace cot {
-namespace {}
+namespace COTANGENT_TEST_UNIT {
+
 ir::Program compile(const std::string& src, const ad::DeriveOptions& options) {
   ir::Program prog = ad_test::compile(src, /*with_prelude=*/false);
   auto failed = ad::build_derivatives(prog, options);
@@ -21,7 +22,6 @@ ir::Program compile(const std::string& src, const ad::DeriveOptions& options) {
   return prog;
 }
 
-namespace {
 using ad_test::rho;
 
 cotangent::Value vec(const std::vector<double>& xs) {
@@ -76,5 +76,5 @@ TEST(AdCheckpoint, SameGradientsAsSavingEveryIteration) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -24,7 +24,7 @@
 #include "syntax/parser.h"
 
 namespace cot::ad {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -364,5 +364,5 @@ TEST(Clone, SavingLoopGetsAFreshDynamicSize) {
   EXPECT_EQ(g.type_of(c2.stmts[0].results[2]), Type::tensor(Scalar::F64, {SizeExpr::var("T")}));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ad

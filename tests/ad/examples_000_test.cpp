@@ -15,7 +15,7 @@
 #include "ad/fd_harness.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using Vec = std::vector<double>;
 
@@ -528,5 +528,5 @@ def H(x: f64[n]) -> f64[n, n] { hessian(cubic, x)(x) }
   EXPECT_TRUE(DerivedEquals(M, "H", {f64_vector(x)}, Hm));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

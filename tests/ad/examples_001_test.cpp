@@ -10,7 +10,7 @@
 #include "ad/fd_harness.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using Vec = std::vector<double>;
 
@@ -249,5 +249,5 @@ def d_e14(theta: f64, A: f64[n]) -> (f64, (f64, f64[n])) { value_and_grad(e14)(t
   EXPECT_TRUE(DerivedEquals(M, "d_e14", args3, {9, 2, 1, 1, 1}));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

@@ -14,7 +14,7 @@
 #include "ad/fd_harness.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using Vec = std::vector<double>;
 
@@ -591,5 +591,5 @@ def d_shared(x: f64) -> f64 { grad(shared)(x) }
   EXPECT_TRUE(DerivedEquals(M, "d_shared", {Value::f64(x)}, {2 * x * std::cos(2 * x * x)}));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

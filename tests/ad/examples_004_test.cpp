@@ -10,7 +10,7 @@
 #include "ad/fd_harness.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using Vec = std::vector<double>;
 
@@ -231,5 +231,5 @@ def lin_tt(a: f64, b: f64, y: (f64, f64), x: (f64, f64)) -> (f64, f64) {
   EXPECT_TRUE(DerivedEquals(M, "lin_tt", {a, b, yb, x}, {31, 14}));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

@@ -11,7 +11,7 @@
 #include "ad/fd_harness.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using Vec = std::vector<double>;
 
@@ -345,5 +345,5 @@ def d_branchy(x: f64[n], s: f64) -> (f64[n], f64) { grad(branchy)(x, s) }
                        {-2 * std::exp(0.5), -2 * std::exp(-1.0), std::exp(0.5) + std::exp(-1.0)}));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

@@ -7,7 +7,7 @@
 #include <cmath>
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 constexpr const char* kSource = R"(
 def cubes(x: f64[n]) -> f64 {
@@ -224,5 +224,5 @@ TEST(AdFiniteDiffHarness, ComparisonsOfNonFiniteValues) {
                          Value::tuple({Value::f64(1.0), Value::i64(2)}), 0.0));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

@@ -14,7 +14,7 @@
 #include "ad/fd_harness.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using Fn = std::function<double(double, double)>;
 
@@ -392,5 +392,5 @@ def dg(x: f32, y: f32) -> (f32, f32) { grad(g)(x, y) }
   EXPECT_TRUE(ValueNear(r.value(), {y + std::cos(x), x}, 1e-6));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

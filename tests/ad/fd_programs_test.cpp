@@ -27,7 +27,7 @@
 #include "e2e/e2e_cases.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -369,5 +369,5 @@ TEST(AdFiniteDiffProgramsCoverage, ProgramsAreFound) {
   EXPECT_TRUE(quickstart);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

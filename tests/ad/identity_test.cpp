@@ -49,7 +49,7 @@
 #include "cotangent/io.h"
 
 namespace cotangent::adtest {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 constexpr double kFdTolerance = 1e-5;
 constexpr double kIdentityTol = 1e-10;
@@ -681,5 +681,5 @@ TEST(AdIdentity, ValueAndGradMatchesGrad) {
   fuzz("value_and_grad(f) vs f and grad(f)", 0.1, {"gf", "vgf"}, check_value_and_grad);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::adtest

@@ -25,7 +25,7 @@
 #include "syntax/parser.h"
 
 namespace cot::ad {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -362,5 +362,5 @@ TEST(Inline, DerivedFunctionWithoutBodyIsABug) {
   EXPECT_THROW(inline_calls(p, "no_such_function"), std::logic_error);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ad

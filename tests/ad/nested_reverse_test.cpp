@@ -8,7 +8,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 double rho(double x, double y) {
   return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
@@ -51,5 +51,5 @@ TEST(AdNestedReverse, GradOfGradThroughLoopsMatchesHessian) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -14,7 +14,7 @@
 #include "e2e/e2e_cases.h"
 
 namespace cotangent::e2e {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 bool real_kind(const ValueKind& k) {
   if (k.is_tuple) {
@@ -191,5 +191,5 @@ INSTANTIATE_TEST_SUITE_P(Programs, PrintRoundTrip, ::testing::ValuesIn(subjects(
                            return info.param.name();
                          });
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::e2e

@@ -13,7 +13,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cot::ad_test::rho;
 
@@ -280,5 +280,5 @@ TEST(AdSharedResiduals, a_guarded_body_copied_once_is_recomputed) {
   EXPECT_EQ(occurrences(text.value(), "= for "), 1) << text.value();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

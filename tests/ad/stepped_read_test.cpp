@@ -12,7 +12,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cot::ad_test::rho;
 
@@ -76,5 +76,5 @@ TEST(AdSteppedRead, gradients_match_their_closed_forms) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

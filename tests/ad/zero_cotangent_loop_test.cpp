@@ -12,7 +12,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cot::ad_test::rho;
 
@@ -74,5 +74,5 @@ TEST(AdZeroCotangentLoop, gradient_is_the_states_own_factor) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -10,7 +10,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 const char* const kSource = R"(
 def sumsq(x: f64[n]) -> f64 {
@@ -142,5 +142,5 @@ TEST(CompiledFunction, evaluate_and_value_and_grad_run_natively_when_asked) {
   EXPECT_EQ(g.value().grad[0].value.f64_data()[1], 4.0);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

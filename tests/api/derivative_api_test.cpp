@@ -12,7 +12,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 double rho(double x, double y) {
   return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
@@ -379,5 +379,5 @@ def d(x: f64) -> (f64, f64) { (grad(sq, x)(x), grad_sq_x(x)) }
   EXPECT_NE(p.value().find("def grad_sq_x_2("), std::string::npos) << p.value();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

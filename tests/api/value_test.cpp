@@ -8,7 +8,7 @@
 #include "cotangent/error.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 TEST(Value, DefaultIsF64Zero) {
   Value v;
@@ -131,5 +131,5 @@ TEST(Error, ToStringConcatenatesRenderedTexts) {
   EXPECT_EQ(r.message(), "f.cot:1:1: error: bad\n");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -13,7 +13,7 @@
 #include "check/check_test_util.h"
 #include "cotangent/cotangent.h"
 
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cot::check_test::Eval;
 using cot::check_test::kTol;
@@ -1120,4 +1120,4 @@ TEST(CheckerErrors, AnIversonBracketIsNotACondition) {
                        "`[c]` is the number 1 or 0; write the condition without the brackets"));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT

@@ -14,7 +14,7 @@
 #include "check/check_test_util.h"
 #include "cotangent/cotangent.h"
 
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cot::check_test::Eval;
 using cot::check_test::kTol;
@@ -261,4 +261,4 @@ TEST(CheckerIr, PrintedFunctionsCheckAgainAndComputeTheSameValues) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT

@@ -18,7 +18,7 @@
 #endif
 
 namespace cot::codegen {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 namespace fs = std::filesystem;
 
@@ -196,5 +196,5 @@ TEST(NativeCompiler, an_unusable_cache_directory_is_an_error) {
   EXPECT_NE(std::get<std::string>(r).find("COTANGENT_CACHE_DIR"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::codegen

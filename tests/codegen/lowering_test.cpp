@@ -14,7 +14,7 @@
 #include "e2e/e2e_cases.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 Value random_tensor(std::vector<int64_t> shape, std::mt19937_64& rng) {
   Value v = Value::zeros(DType::F64, std::move(shape));
@@ -351,5 +351,5 @@ def gather(x: f64[n], idx: i64[k]) -> f64[k] {
   EXPECT_NE(want.message().find("index 17 is out of range"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -12,7 +12,7 @@
 #include "opt/gradient_corpus.h"
 
 namespace cotangent::e2e {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 constexpr double kTol = 1e-12;
 
@@ -169,5 +169,5 @@ TEST(NativeAgreementRandom, programs_of_the_ad_tests) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::e2e

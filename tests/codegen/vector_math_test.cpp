@@ -13,7 +13,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 double rho(double x, double y) {
   return std::abs(x - y) / std::max(1.0, std::abs(x) + std::abs(y));
@@ -108,5 +108,5 @@ TEST(NativeVectorMath, functions_in_vectorized_loops_agree_with_the_interpreter)
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

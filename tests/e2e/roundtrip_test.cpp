@@ -14,7 +14,7 @@
 #include "e2e/e2e_cases.h"
 
 namespace cotangent::e2e {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // Round trips that fail because of a known bug, by program name or by Case::key().
 const std::map<std::string, std::string>& blocked() {
@@ -203,5 +203,5 @@ INSTANTIATE_TEST_SUITE_P(Programs, RoundTrip, ::testing::ValuesIn(programs()),
                            return s;
                          });
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::e2e

@@ -19,7 +19,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using nlohmann::json;
 
@@ -134,5 +134,5 @@ TEST(GradbenchDet, MalformedInputIsAFailureThatSaysWhere) {
       << r.dump();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

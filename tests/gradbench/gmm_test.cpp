@@ -21,7 +21,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -285,5 +285,5 @@ TEST(GradbenchGmm, MalformedInputIsAFailureThatSaysWhere) {
   EXPECT_NE(error_for(no_gamma).find("the field `gamma` is missing"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

@@ -25,7 +25,7 @@
 #include "gradbench/eval.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using nlohmann::json;
 using Mat4 = std::array<std::array<double, 4>, 4>;
@@ -414,5 +414,5 @@ TEST_F(GradbenchHt, MalformedInputIsAFailureThatSaysWhere) {
       << s.dump();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

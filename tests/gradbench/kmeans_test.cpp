@@ -26,7 +26,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -212,5 +212,5 @@ TEST(GradbenchKmeans, MalformedInputIsAFailureThatSaysWhere) {
       << r.dump();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

@@ -17,7 +17,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using nlohmann::json;
 
@@ -131,5 +131,5 @@ TEST(GradbenchLlsq, MalformedInputIsAFailureThatSaysWhere) {
       << r.dump();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

@@ -8,7 +8,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using nlohmann::json;
 
@@ -52,5 +52,5 @@ TEST(GradbenchLse, MalformedInputIsAFailureThatSaysWhere) {
       << r.dump();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

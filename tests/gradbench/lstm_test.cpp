@@ -17,7 +17,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -210,5 +210,5 @@ TEST(GradbenchLstm, MalformedInputIsAFailureThatSaysWhere) {
   EXPECT_NE(r.at("error").get<std::string>().find("input.state"), std::string::npos) << r.dump();
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

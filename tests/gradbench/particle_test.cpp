@@ -22,7 +22,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using nlohmann::json;
 
@@ -190,5 +190,5 @@ TEST(GradbenchParticle, SlopeMatchesCentralDifferencesOfTheTrajectory) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

@@ -21,7 +21,7 @@
 #include "eval_harness.h"
 
 namespace cot::gradbench::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using nlohmann::json;
 using Point = std::array<double, 2>;
@@ -201,5 +201,5 @@ TEST(GradbenchSaddle, OuterSlopeMatchesCentralDifferences) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench::testing

@@ -16,7 +16,7 @@
 #include "gradbench/runs.h"
 
 namespace cot::gradbench {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using nlohmann::json;
 
@@ -160,5 +160,5 @@ TEST(GradbenchTool, BadMessagesGetFailuresNotExceptions) {
   EXPECT_EQ(r.at("id"), 6);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::gradbench

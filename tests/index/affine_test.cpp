@@ -5,7 +5,7 @@
 #include <climits>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 std::string Name(int32_t v) {
   static const char* names[] = {"i", "j", "k", "n"};
@@ -120,5 +120,5 @@ TEST(Affine, ToStringOfInt64MinIsSource) {
             Affine::constant(INT64_MIN));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

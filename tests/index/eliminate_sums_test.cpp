@@ -9,7 +9,7 @@
 #include <set>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // Variables: summed i = 0, j = 1, k = 2; free a = 3, b = 4, c = 5, sizes n = 6, m = 7,
 // target t = 8 (called j in the brief when it is free).
@@ -300,5 +300,5 @@ TEST(EliminationSums, OverflowIsReported) {
   EXPECT_FALSE(r.has_value());
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -7,7 +7,7 @@
 #include <random>
 
 namespace cot::fm {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // Variables: 0 = x, 1 = y, 2 = z, 3 = n.
 Affine Lin(std::vector<int64_t> coeffs, int64_t c) {
@@ -190,5 +190,5 @@ TEST(FourierMotzkin, RationalProjectionIsExactInOneDimension) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::fm

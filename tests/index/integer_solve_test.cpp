@@ -5,7 +5,7 @@
 #include <random>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // Variables of y: 10 = j, 11 = a, 12 = b.
 const int32_t kJ = 10, kA = 11, kB = 12;
@@ -184,5 +184,5 @@ TEST(IndexSolverIntegerSolve, NormalizedConditions) {
       normalize_divisible(Affine::add(Affine::var(kJ, 6), Affine::constant(1)).value(), 3)->false_);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

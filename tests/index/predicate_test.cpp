@@ -7,7 +7,7 @@
 #include <map>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // Variables: 0 = i, 1 = j, 2 = n; atoms: 10 = b, 11 = c.
 std::string Name(int32_t v) {
@@ -210,5 +210,5 @@ TEST(Pred, ToStringOfInt64MinIsSource) {
   EXPECT_EQ(Str(Cmp(I(), "<=", K(INT64_MAX))), "i <= 9223372036854775807");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

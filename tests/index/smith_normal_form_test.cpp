@@ -6,7 +6,7 @@
 #include <random>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 IntMatrix Mat(int rows, int cols, std::vector<int64_t> v) {
   IntMatrix m(rows, cols);
@@ -174,5 +174,5 @@ TEST(SmithNormalForm, DeterminantAndMultiply) {
   EXPECT_FALSE(IntMatrix::multiply(Mat(1, 2, {1, 2}), Mat(1, 2, {1, 2})).has_value());
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

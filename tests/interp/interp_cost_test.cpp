@@ -5,7 +5,7 @@
 #include "interp_test_util.h"
 
 namespace cot::interp::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using ir::Builder;
 using ir::ReduceKind;
@@ -191,5 +191,5 @@ TEST(InterpCost, CostIsResetForEachEvaluation) {
   EXPECT_EQ(evaluate(p, "f", {Value::f64(1)}).index(), 0u);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::interp::testing

@@ -9,7 +9,7 @@
 #include "interp_test_util.h"
 
 namespace cot::interp::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using ir::Builder;
 using ir::ReduceKind;
@@ -289,5 +289,5 @@ TEST(InterpErrors, MalformedIrIsAnErrorNotACrash) {
   EXPECT_NE(d.message.find("internal error"), std::string::npos) << d.message;
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::interp::testing

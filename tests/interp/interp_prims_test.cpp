@@ -9,7 +9,7 @@
 #include "interp_test_util.h"
 
 namespace cot::interp::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using ir::Builder;
 
@@ -168,5 +168,5 @@ TEST(InterpPrims, LiteralOperands) {
   EXPECT_EQ(run(f, {Value::f32(0.2f)}).value().f32_data()[0], 0.2f + 0.1f);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::interp::testing

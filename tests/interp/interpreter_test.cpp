@@ -9,7 +9,7 @@
 #include "interp_test_util.h"
 
 namespace cot::interp::testing {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using ir::Builder;
 using ir::ReduceKind;
@@ -471,5 +471,5 @@ TEST(Interp, CallInsideAGeneratorReusesNoState) {
             (std::vector<double>{3, 7}));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::interp::testing

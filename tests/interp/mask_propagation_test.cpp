@@ -13,7 +13,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 const char* kSource = R"(
 def products(x: f64, p: bool) -> (f64, f64, f64, f64, f64, f64, f64) {
@@ -109,5 +109,5 @@ TEST(InterpMaskPropagation, gradient_of_a_guarded_value_is_zero_where_the_guard_
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -8,7 +8,7 @@
 #include "cotangent/io.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 ValueKind tensor(DType t, int rank, std::string spelling) {
   ValueKind k;
@@ -518,5 +518,5 @@ TEST(JsonOutput, RoundTripsExactly) {
   EXPECT_EQ(value_to_json(tb.value()), "[2.25, []]");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -12,7 +12,7 @@
 #include "cotangent/io.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 namespace fs = std::filesystem;
 
@@ -308,5 +308,5 @@ TEST_F(NpyTest, MissingFilesAndUnwritablePaths) {
   EXPECT_EQ(t.errors()[0].message, "cannot write a tuple ((f64, f64)) to a .npy file");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 namespace cot::ir {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 SizeExpr sv(const char* n) {
   return SizeExpr::var(n);
@@ -218,5 +218,5 @@ TEST(Builder, ARegionCallbackThatThrowsLeavesTheBuilderUsable) {
   EXPECT_EQ(f.body.stmts[0].results[0], y);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ir

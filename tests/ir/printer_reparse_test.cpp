@@ -10,7 +10,7 @@
 
 #include "cotangent/cotangent.h"
 
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Module;
@@ -115,4 +115,4 @@ TEST(PrinterReparse, AccumIsAnOrdinaryName) {
   EXPECT_EQ(Eval1(printed, "g", {Value::i64(3), vec({10, 20})}), 13.0);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT

@@ -9,7 +9,7 @@
 #include "syntax/parser.h"
 
 namespace cot::ir {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 SizeExpr sv(const char* n) {
   return SizeExpr::var(n);
@@ -598,5 +598,5 @@ TEST(Printer, PrintedProgramsParse) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ir

@@ -15,7 +15,7 @@
 #include "ir/verifier.h"
 
 namespace cot::ir {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -547,5 +547,5 @@ TEST(SavingLoopPrinter, PrintsForAndWhileForms) {
             "}\n");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ir

@@ -6,7 +6,7 @@
 #include <random>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 SizeExpr V(const char* name) {
   return SizeExpr::var(name);
@@ -246,5 +246,5 @@ TEST(SizeExpr, OrderingIsStrictWeak) {
   EXPECT_FALSE(a < a);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 TEST(Type, ScalarNames) {
   EXPECT_STREQ(to_string(Scalar::F64), "f64");
@@ -65,5 +65,5 @@ TEST(Type, RealValued) {
       Type::tuple({Type::scalar(Scalar::F64), Type::scalar(Scalar::I64)}).is_real_valued());
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

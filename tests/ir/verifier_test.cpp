@@ -5,7 +5,7 @@
 #include "ir/builder.h"
 
 namespace cot::ir {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 SizeExpr sv(const char* n) {
   return SizeExpr::var(n);
@@ -461,5 +461,5 @@ TEST(Verifier, ReportsBrokenFunctionSignatures) {
   EXPECT_EQ(only_error(p), "derived from nope, which is not in the program");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ir

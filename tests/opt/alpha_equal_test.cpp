@@ -8,7 +8,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using opt_test::compile;
 
@@ -137,5 +137,5 @@ TEST(OptAlphaEqual, SavingLoopsAreNeverEqual) {
   EXPECT_FALSE(opt::alpha_equal(f, f.body.stmts[0], f.body.stmts[1]));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -14,7 +14,7 @@
 #include "opt/gradient_corpus.h"
 
 namespace cotangent::corpus {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 LoadOptions optimized() {
   LoadOptions o;
@@ -116,5 +116,5 @@ TEST(OptCheapGradient, random_programs) {
   EXPECT_GE(measured, 40);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::corpus

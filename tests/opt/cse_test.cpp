@@ -9,7 +9,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -226,5 +226,5 @@ TEST(OptCse, SavingLoopsAreNotMerged) {
   expect_same_values(p, q, "f", {Value::f64(0.5)});
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -8,7 +8,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -220,5 +220,5 @@ TEST(OptDce, SavingLoopWhoseCountAloneIsReadGoes) {
   for (int64_t n : {-2, 0, 3}) expect_same_values(p, q, "f", {Value::f64(1.5), Value::i64(n)});
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

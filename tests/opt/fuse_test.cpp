@@ -18,7 +18,7 @@
 #include "opt/sink.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using cotangent::adtest::f64_matrix;
@@ -300,5 +300,5 @@ TEST(OptFuse, corpus_and_gradients_keep_values_under_the_four_passes) {
   EXPECT_GE(compared, 1000);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

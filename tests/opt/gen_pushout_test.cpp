@@ -11,7 +11,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using cotangent::adtest::f64_matrix;
@@ -120,5 +120,5 @@ def f(x: f64[n], c: f64) -> f64[n] {
   for (double c : {-1.0, 2.0}) expect_same_values(p, q, "f", {vec(3), Value::f64(c)});
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -15,7 +15,7 @@
 #include "opt/simplify.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using cotangent::adtest::f64_vector;
@@ -210,5 +210,5 @@ TEST(OptIfMerge, postcondition_rejects_ifs_it_would_merge) {
   EXPECT_FALSE(opt::if_merge_postcondition(q, *q.find("f")).has_value());
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

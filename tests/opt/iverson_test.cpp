@@ -22,7 +22,7 @@
 #include "opt/simplify.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using opt_test::compile;
@@ -495,5 +495,5 @@ TEST(OptIverson, random_programs_and_gradients_through_the_family) {
   EXPECT_GE(changed, 50);  // not vacuous: the passes rewrite many of them
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

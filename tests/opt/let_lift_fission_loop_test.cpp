@@ -15,7 +15,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -147,5 +147,5 @@ def h(x: f64[n], A: f64[n, m]) -> f64[n] {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -16,7 +16,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -386,11 +386,11 @@ def g(x: f64[n, d], m: f64[k, d]) -> f64 {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // An extent that is not affine (the packed strict lower triangle, d(d - 1)/2) cannot go into a
 // bracket's predicate, so H's guard tests it as a computed value evaluated where R evaluates
@@ -428,5 +428,5 @@ TEST(OptLetLiftFission, NonAffineExtentIsTestedAsAComputedValue) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

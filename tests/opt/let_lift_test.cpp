@@ -7,7 +7,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -138,5 +138,5 @@ def e(A: f64[n, m]) -> f64 {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -11,7 +11,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using cotangent::adtest::f64_vector;
@@ -271,5 +271,5 @@ def f(a: f64, b: f64) -> f64[3] {
   EXPECT_NE(broken->find("invariant"), std::string::npos) << *broken;
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

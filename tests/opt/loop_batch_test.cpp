@@ -16,7 +16,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -239,5 +239,5 @@ TEST(OptLoopBatch, GradientsAgreeWithOptZero) {
   same("horner", {vec({kInf, -1.0, std::nan("")}), vec({0.5, 2.0})});
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

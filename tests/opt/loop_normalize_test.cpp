@@ -9,7 +9,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -165,5 +165,5 @@ TEST(OptLoopNormalize, SavingLoopsStay) {
   EXPECT_FALSE(opt::loop_normalize_postcondition(p, *p.find("f")).has_value());
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

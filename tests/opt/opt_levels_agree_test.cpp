@@ -7,7 +7,7 @@
 #include "e2e/e2e_cases.h"
 
 namespace cotangent::e2e {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 constexpr double kTol = 1e-12;
 
@@ -70,5 +70,5 @@ INSTANTIATE_TEST_SUITE_P(Programs, OptLevelsAgree, ::testing::ValuesIn(programs(
                            return s;
                          });
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent::e2e

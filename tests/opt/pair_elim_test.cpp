@@ -10,7 +10,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using opt_test::compile;
@@ -129,5 +129,5 @@ TEST(OptPairElim, ThroughIfAndGuardResults) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

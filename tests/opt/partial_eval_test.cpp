@@ -17,7 +17,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using opt_test::compile;
@@ -258,5 +258,5 @@ def oh(x: f64[n], k: i64) -> f64 {
   EXPECT_EQ(run(q, "oh", {ramp(4), Value::i64(7)}).ops, 0);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

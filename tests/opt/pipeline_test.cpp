@@ -11,7 +11,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot::opt {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 constexpr const char* kSource = R"(
 def f(x: f64[n]) -> f64 {
@@ -132,5 +132,5 @@ TEST(OptPipeline, module_levels) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::opt

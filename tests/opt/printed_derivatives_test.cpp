@@ -11,7 +11,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // t12 -> t1, j_27 -> j_1, ... in order of first appearance (per prefix).
 std::string canonical(const std::string& text) {
@@ -187,5 +187,5 @@ def f(a: f64[3, 5], b: f64[4, 5], c: f64[3, 3], d: f64[8]) -> f64[3, 4] {
       << da;
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

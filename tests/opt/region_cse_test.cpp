@@ -12,7 +12,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::DType;
 using cotangent::Value;
@@ -339,11 +339,11 @@ def f(x: f64[n], c: f64[4]) -> (f64, f64[n]) {
   EXPECT_EQ(run(q, "f", args).ops, 5 * (8 + 1 + 1) + 4);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // A chain of 70 nested calls computed in two regions: one share per level, more than any
 // fixed bound small enough to be a loop guard (the pass stopped at 64 and its postcondition
@@ -362,5 +362,5 @@ TEST(OptRegionCse, ALongChainIsSharedToTheEnd) {
             2 * 70);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -15,7 +15,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cot::ad_test::rho;
 
@@ -165,5 +165,5 @@ TEST(OptSharedTrajectory, gradient_within_four_times_the_function) {
   EXPECT_LE(vg.value().ops, 4 * f.value().ops) << f.value().ops << " " << vg.value().ops;
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -17,7 +17,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using opt_test::compile;
@@ -241,5 +241,5 @@ def reg(x: f64[n]) -> f64[n] {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -14,7 +14,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Value;
 using cotangent::adtest::f64_matrix;
@@ -159,5 +159,5 @@ def g(x: f64[n], ct: f64) -> f64[n] { vjp(traces, x)(x, ct) }
   EXPECT_LE(ops32, 5 * 32) << printed(q, "g");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

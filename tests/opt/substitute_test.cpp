@@ -8,7 +8,7 @@
 #include "ir/printer.h"
 
 namespace cot::opt {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 TEST(OptSubstitute, renames_operands_indices_and_predicates_in_nested_regions) {
   ir::Function f;
@@ -61,5 +61,5 @@ TEST(OptSubstitute, a_real_in_an_affine_position_is_a_compiler_bug) {
   EXPECT_THROW(substitute_uses(b, {{1, ir::Atom::real(1.5)}}), std::logic_error);
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::opt

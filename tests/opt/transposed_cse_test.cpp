@@ -8,7 +8,7 @@
 #include "opt/opt_test_util.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using opt_test::compile;
 using opt_test::count;
@@ -107,5 +107,5 @@ def other(A: f64[n, n]) -> f64 {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

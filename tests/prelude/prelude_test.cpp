@@ -15,7 +15,7 @@
 #include "cotangent/cotangent.h"
 
 namespace cotangent {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -302,5 +302,5 @@ TEST(PreludeCalls, PreludeFunctionsPrintAsSource) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent

@@ -12,7 +12,7 @@
 #include "prims/prim.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using cotangent::Module;
 using cotangent::Value;
@@ -140,5 +140,5 @@ TEST(DerivativeRules, SelectAndConversions) {
   EXPECT_TRUE(prim_info(Prim::StopGradient).partials[0].empty());
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -9,7 +9,7 @@
 #include "prims/prim.h"
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 constexpr size_t kNum = static_cast<size_t>(Prim::kCount);
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -481,5 +481,5 @@ TEST(PrimTypes, ConversionsAcceptEveryScalar) {
   }
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 using TK = TokenKind;
 
@@ -169,5 +169,5 @@ TEST(Lexer, EmptyInput) {
   EXPECT_EQ(kinds("  # only a comment"), (std::vector<TK>{TK::Eof}));
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot

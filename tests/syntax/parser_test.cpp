@@ -16,7 +16,7 @@
 #endif
 
 namespace cot {
-namespace {
+namespace COTANGENT_TEST_UNIT {
 
 // "line:col: message" for each diagnostic.
 std::vector<std::string> located(const SourceManager& sm, const DiagnosticSink& diags) {
@@ -700,5 +700,5 @@ TEST(AstNames, DerivKinds) {
   EXPECT_STREQ(ast::to_string(ast::ReduceKind::Min), "min");
 }
 
-}  // namespace
+}  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot
