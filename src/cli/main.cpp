@@ -101,9 +101,9 @@ Options of check, run, grad, print and cost:
                   cost counts the program as it runs at that level.
   --dump-after P  print each function to standard error after every run of
                   the optimizer pass P (or all): inline, let-lift, pair-elim,
-                  simplify, partial-eval, gen-pushout, fuse, iverson,
-                  loop-batch, sink, unswitch, licm, loop-normalize, if-merge,
-                  cse, transposed-cse, region-cse, dce.
+                  simplify, partial-eval, gen-pushout, output-fission, fuse,
+                  iverson, loop-batch, sink, unswitch, licm, loop-normalize,
+                  if-merge, cse, transposed-cse, region-cse, dce.
 
 Exit codes: 0 success, 1 an error in the program or its input, 2 wrong usage.
 )";

@@ -16,6 +16,7 @@
 #include "opt/licm.h"
 #include "opt/loop_batch.h"
 #include "opt/loop_normalize.h"
+#include "opt/output_fission.h"
 #include "opt/pair_elim.h"
 #include "opt/partial_eval.h"
 #include "opt/region_cse.h"
@@ -44,6 +45,8 @@ const std::vector<Pass>& pipeline_passes() {
        "evaluate what is known at compile time: loops of 0 or 1 trips, constant ifs (papers/001)"},
       {"gen-pushout", 2, push_out_generators, gen_pushout_postcondition,
        "move guards inside generators and reads inside guards (papers/000 5.21-5.23)"},
+      {"output-fission", 2, split_outputs, output_fission_postcondition,
+       "materialize a generator's costly per-point value so its elements can be fused"},
       {"fuse", 2, fuse_producers, fuse_postcondition,
        "replace reads of a generator by its body where no work is duplicated"},
       {"iverson", 2, simplify_brackets, iverson_postcondition,
