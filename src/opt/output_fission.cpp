@@ -166,10 +166,6 @@ bool split(ir::Function& f, Site site) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // f with every rewrite that pays kept (in `kept`, X's names), or nullopt when none does.
 std::optional<ir::Function> try_splits(const ir::Function& f, bool first_only,
                                        std::vector<VarId>* kept) {

@@ -11,6 +11,8 @@
 // and the Jacobian's layout reads them transposed (for o, j. X[j, o]), a copy whose reads
 // stride over whole columns (29% of HT's Jacobian). The rewrite is tried on a copy and kept only
 // when fusion then removes X (X's one use is such a read); otherwise P would only add memory.
+// As with loop fission, S now runs for every point of J before any of E: a program that fails
+// still fails, but when both fail it may report S's error first where E's came first before.
 #pragma once
 
 #include <optional>
