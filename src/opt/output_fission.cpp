@@ -87,6 +87,7 @@ bool redirect_reads(Block& b, VarId v, VarId p, const std::vector<ir::IndexVar>&
       if (auto* ix = std::get_if<ir::IndexOp>(&s.op);
           ix && ix->tensor.is_var && ix->tensor.var == v) {
         std::vector<ir::IndexExpr> indices;
+        indices.reserve(outer.size() + ix->indices.size());
         for (const auto& iv : outer)
           indices.push_back(ir::IndexExpr{true, Affine::var(iv.var), {}});
         indices.insert(indices.end(), ix->indices.begin(), ix->indices.end());
@@ -199,7 +200,8 @@ std::optional<ir::Function> try_splits(const ir::Function& f, bool first_only,
 ir::Function split_outputs(const ir::Program& program, const ir::Function& f) {
   (void)program;
   auto g = try_splits(f, false, nullptr);
-  return g ? std::move(*g) : f;
+  if (!g) return f;
+  return std::move(*g);
 }
 
 std::optional<std::string> output_fission_postcondition(const ir::Program& program,
