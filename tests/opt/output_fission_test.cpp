@@ -79,8 +79,8 @@ def f(x: f64[n], w: f64[k]) -> f64[k, n] {
   EXPECT_EQ(printed(split(p, "f"), "f"), printed(p, "f"));
 }
 
-TEST(OptOutputFission, NotWhenTheInnerGeneratorUsesTheCostlyValueWhole) {
-  // c passed whole to a reduction inside E: a table read per point would copy it.
+TEST(OptOutputFission, ElementsReadInsideANestedSumReadTheTable) {
+  // c's elements are read in a sum of E: each read becomes a read of P, c is never copied.
   auto p = compile(R"(
 def f(x: f64[n], w: f64[k]) -> f64[n, k] {
   let X = for j: k. {
@@ -91,8 +91,31 @@ def f(x: f64[n], w: f64[k]) -> f64[n, k] {
 }
 )");
   auto q = split(p, "f");
-  std::vector<cotangent::Value> args{tensor({4}, 0.5), tensor({2}, -0.25)};
-  expect_same_values(p, q, "f", args, 0.0);
+  const std::string text = printed(q, "f");
+  EXPECT_NE(text.find("X = for j: k, i: n."), std::string::npos) << text;
+  EXPECT_EQ(count(printed(fused(q, "f"), "f"), "X ="), 0) << printed(fused(q, "f"), "f");
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{4, 2}, {1, 3}, {0, 1}}) {
+    std::vector<cotangent::Value> args{tensor({n}, 0.5), tensor({k}, -0.25)};
+    expect_same_values(p, q, "f", args, 0.0);
+    EXPECT_EQ(run(p, "f", args).ops, run(q, "f", args).ops);
+  }
+}
+
+TEST(OptOutputFission, NotWhenTheCostlyValueIsUsedWhole) {
+  // A loop per element starts from the whole of c: a table read per point would copy it.
+  auto p = compile(R"(
+def f(x: f64[n], w: f64[k]) -> f64[n, k] {
+  let X = for j: k. {
+    let c = for v: 3. sum l: n. x[l] * w[j] * f64(v)
+    for i: n. {
+      let s = loop a = c for t < 2 { for v: 3. a[v] * x[i] }
+      s[i % 3]
+    }
+  }
+  for i: n, j: k. X[j, i]
+}
+)");
+  EXPECT_EQ(printed(split(p, "f"), "f"), printed(p, "f"));
 }
 
 TEST(OptOutputFission, NotWhenTwoCostlyValuesAreRead) {
