@@ -131,7 +131,7 @@ json expected_jacobian(int n, int m, int p, const std::array<double, 11>& cam) {
   return {{"rows", rows}, {"cols", cols}, {"vals", vals}};
 }
 
-constexpr char kBaModule[] = "ba";
+inline constexpr char kBaModule[] = "ba";  // inline: a template argument needs linkage
 
 class GradbenchBa : public DefinedEval<kBaModule> {
  protected:

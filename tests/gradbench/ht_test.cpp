@@ -257,7 +257,7 @@ Hand make_hand(int nv, int nt, int npts, bool complicated, uint64_t seed) {
   return h;
 }
 
-constexpr char kHtModule[] = "ht";
+inline constexpr char kHtModule[] = "ht";  // inline: a template argument needs linkage
 
 class GradbenchHt : public DefinedEval<kHtModule> {
  protected:
