@@ -418,8 +418,7 @@ TEST(SavingLoopVerifier, RejectsADynamicSizeNoStatementBinds) {
   Function f = for_program();
   VarId stray = f.new_var("stray", kI64);
   f.size_vars.push_back(SizeVar{"U", stray, -1, {}, 0});
-  EXPECT_EQ(messages(verify(one(f))),
-            "f: dynamic size variable U is not bound by any statement\n");
+  EXPECT_EQ(messages(verify(one(f))), "f: dynamic size variable U is not bound by any statement\n");
 }
 
 TEST(SavingLoopVerifier, RejectsADynamicSizeBeforeItsLoop) {
