@@ -1,7 +1,6 @@
 #include "opt/fuse.h"
 
 #include <algorithm>
-#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -137,18 +136,8 @@ class Fuser {
   // asymptotic time.
   bool cheap_to_copy(const Block& body) const {
     if (!is_cost_free(f_, body)) return false;
-    bool flat = true;
-    std::function<void(const Block&)> walk = [&](const Block& b) {
-      for (const auto& s : b.stmts) {
-        if (s.as<ir::GenOp>() || s.as<ir::ReduceOp>() || s.as<ir::AccumOp>() ||
-            s.as<ir::LoopOp>()) {
-          flat = false;
-        }
-        for_each_region_frame(s, [&](const ScopeFrame&, const Block& r) { walk(r); });
-      }
-    };
-    walk(body);
-    return flat;
+    return std::none_of(body.stmts.begin(), body.stmts.end(),
+                        [](const Stmt& s) { return repeats(s); });
   }
 
   std::optional<Plan> decide(const ir::IndexOp& ix) {

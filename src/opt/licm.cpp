@@ -240,19 +240,6 @@ Plan plan_hoist(const ir::Function& f, const Region& r) {
 // they move before the region under `pred`, which holds exactly when the guard's body runs at
 // least once (the region's ranges and the guard's predicate, the index variables projected
 // away), so they run once when the original ran them at least once.
-// Whether the statement is or holds a region that repeats its body (gen, reduce, accum, loop).
-bool repeats(const Stmt& s) {
-  if (s.as<ir::GenOp>() != nullptr || s.as<ir::ReduceOp>() != nullptr ||
-      s.as<ir::AccumOp>() != nullptr || s.as<ir::LoopOp>() != nullptr) {
-    return true;
-  }
-  bool found = false;
-  ir::for_each_region(s, [&](const Block& b) {
-    for (const auto& t : b.stmts) found = found || repeats(t);
-  });
-  return found;
-}
-
 struct GuardPlan {
   size_t guard = 0;         // the guard statement's index in the region body
   std::vector<bool> moves;  // per statement of the guard's body

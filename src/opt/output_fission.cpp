@@ -66,17 +66,7 @@ bool cheap(const ir::Function& f, const Stmt& s) {
   for (VarId r : s.results) {
     if (!f.type_of(r).is_scalar()) return false;
   }
-  bool flat = true;
-  std::function<void(const Stmt&)> walk = [&](const Stmt& t) {
-    if (t.as<ir::GenOp>() || t.as<ir::ReduceOp>() || t.as<ir::AccumOp>() || t.as<ir::LoopOp>()) {
-      flat = false;
-    }
-    ir::for_each_region(t, [&](const Block& r) {
-      for (const auto& u : r.stmts) walk(u);
-    });
-  };
-  walk(s);
-  return flat;
+  return !repeats(s);
 }
 
 // Rewrites every read v[a...] in b to p[J, a...]; false if v has any other use.

@@ -395,4 +395,16 @@ std::vector<ir::VarId> stmt_uses(const ir::Stmt& s) {
   return out;
 }
 
+bool repeats(const ir::Stmt& s) {
+  if (s.as<ir::GenOp>() != nullptr || s.as<ir::ReduceOp>() != nullptr ||
+      s.as<ir::AccumOp>() != nullptr || s.as<ir::LoopOp>() != nullptr) {
+    return true;
+  }
+  bool found = false;
+  for_each_region(s.op, [&](const ir::Block& b) {
+    for (const auto& t : b.stmts) found = found || repeats(t);
+  });
+  return found;
+}
+
 }  // namespace cot::opt

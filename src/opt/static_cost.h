@@ -93,4 +93,8 @@ bool mentions_sizes(const ir::Function& f, const ir::Stmt& s,
 // itself inside its regions.
 std::vector<ir::VarId> stmt_uses(const ir::Stmt& s);
 
+// Whether the statement is or holds a region that repeats its body (gen, reduce, accum, loop):
+// work that grows with sizes, where a statement without one does constant work.
+bool repeats(const ir::Stmt& s);
+
 }  // namespace cot::opt
