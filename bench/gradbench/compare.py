@@ -8,12 +8,11 @@ both; a figure is the median of an evaluate's timings, and the table shows each 
                [--min-seconds 0.5] [--cpu 0]
 """
 import argparse
-import os
 import statistics
 import sys
 
 import workloads as wl
-from run import Tool
+from run import Tool, pin_to
 
 
 def main():
@@ -26,10 +25,7 @@ def main():
     ap.add_argument("--min-seconds", type=float, default=0.5)
     ap.add_argument("--cpu", type=int, default=None, help="pin both tools to this CPU")
     args = ap.parse_args()
-    pin = []
-    if args.cpu is not None:
-        os.sched_setaffinity(0, {args.cpu})
-        pin = ["taskset", "-c", str(args.cpu)]
+    pin = pin_to(args.cpu)
     prefixes = [p for p in args.workloads.split(",") if p]
     tools = {}
     for label, binary in (("before", args.before), ("after", args.after)):

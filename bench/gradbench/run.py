@@ -86,6 +86,14 @@ def summary(ns):
     return {"mean_ns": statistics.fmean(ns), "median_ns": statistics.median(ns), "runs": len(ns)}
 
 
+def pin_to(cpu):
+    """Pins this process to `cpu` (none: no pinning); returns the prefix that pins a child."""
+    if cpu is None:
+        return []
+    os.sched_setaffinity(0, {cpu})
+    return ["taskset", "-c", str(cpu)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cotangent")
@@ -96,10 +104,7 @@ def main():
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--cpu", type=int, default=None, help="pin both tools to this CPU")
     args = ap.parse_args()
-    pin = []
-    if args.cpu is not None:
-        os.sched_setaffinity(0, {args.cpu})
-        pin = ["taskset", "-c", str(args.cpu)]
+    pin = pin_to(args.cpu)
     torch_evals = {}
     if not args.no_torch:
         import torch
