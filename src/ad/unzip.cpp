@@ -1,6 +1,7 @@
 #include "ad/unzip.h"
 
 #include "ad/clone.h"
+#include "ad/residuals.h"
 #include "prims/prim.h"
 
 namespace cot::ad {
@@ -58,7 +59,7 @@ ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
 
 std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
                                  const std::vector<bool>& tangent_state, const VarSet& tangent,
-                                 const UnzipPolicy& /*policy*/) {
+                                 const UnzipPolicy& policy) {
   const auto& op = *s.as<ir::LoopOp>();
   ir::Function& f = b.function();
   std::vector<size_t> primal, lin;
@@ -67,6 +68,33 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
   // The primal loop: the body without its tangent statements, saving its states.
   VarSet body_tangent = tangent;
   for (size_t k : lin) body_tangent.insert(op.state[k]);
+  // Costly values the linear part reads are saved as extra states of the primal loop, which
+  // binds them at the end of each iteration: the value of iteration k is on the stack at k + 1,
+  // or, for the last iteration, the final state. (A loop that already saves is left alone.)
+  ir::Block combined = op.body;
+  std::vector<size_t> saved;
+  if (policy.save_costly_values && !op.saves_states) {
+    std::vector<Type> primal_types;
+    primal_types.reserve(primal.size());
+    for (size_t k : primal) primal_types.push_back(f.type_of(op.state[k]));
+    combined = expose_costly_values(f, combined, body_tangent, primal_types);
+    saved = costly_residuals(f, combined, body_tangent, primal_types);
+  }
+  std::vector<ir::VarId> saved_vars;
+  std::vector<ir::Atom> saved_init;
+  for (size_t i : saved) {
+    const ir::VarId v = combined.stmts[i].results[0];
+    saved_vars.push_back(v);
+    const Type t = f.type_of(v);
+    if (t.is_scalar()) {
+      saved_init.push_back(ir::Atom::real(0.0, t.elem));
+      continue;
+    }
+    std::vector<ir::IndexVar> ivars;
+    for (const auto& e : t.shape) ivars.push_back(ir::IndexVar{b.index_var("i"), e});
+    saved_init.push_back(ir::Atom::of(b.gen(
+        ivars, [&] { return ir::Atom::real(0.0, t.elem); }, s.span)));
+  }
   ir::LoopOp p;
   p.is_while = op.is_while;
   p.iter = op.is_while
@@ -80,10 +108,16 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
     p.init.push_back(op.init[k]);
     map.atoms[op.state[k]] = ir::Atom::of(p.state.back());
   }
+  for (size_t j = 0; j < saved_vars.size(); ++j) {
+    const ir::VarId v = saved_vars[j];
+    p.state.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name, f.type_of(v)));
+    p.init.push_back(saved_init[j]);
+  }
   if (!op.is_while) map.atoms[op.iter] = ir::Atom::of(p.iter);
-  ir::Block filtered = primal_part(f, op.body, body_tangent);
+  ir::Block filtered = primal_part(f, combined, body_tangent);
   filtered.results.clear();
   for (size_t k : primal) filtered.results.push_back(op.body.results[k]);
+  for (ir::VarId v : saved_vars) filtered.results.push_back(ir::Atom::of(v));
   p.body = clone_block(f, filtered, f, map);
   if (op.is_while) {
     CloneMap cmap;
@@ -109,6 +143,11 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
   ir::Stmt ps;
   ps.span = s.span;
   for (size_t k : primal) ps.results.push_back(s.results[k]);
+  std::vector<ir::VarId> saved_finals, saved_stacks;
+  for (ir::VarId v : saved_vars) {
+    saved_finals.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name, f.type_of(v)));
+    ps.results.push_back(saved_finals.back());
+  }
   ps.results.push_back(count);
   std::vector<ir::VarId> stacks;
   for (size_t k : primal) {
@@ -122,6 +161,14 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
                                  Type::tensor(t.elem, std::move(shape))));
     }
     ps.results.push_back(stacks.back());
+  }
+  for (ir::VarId v : saved_vars) {
+    const Type t = f.type_of(v);
+    std::vector<SizeExpr> shape{SizeExpr::var(size_name)};
+    shape.insert(shape.end(), t.shape.begin(), t.shape.end());
+    saved_stacks.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name + "_saved",
+                                     Type::tensor(t.elem, std::move(shape))));
+    ps.results.push_back(saved_stacks.back());
   }
   ps.op = std::move(p);
   b.append(std::move(ps));
@@ -144,7 +191,27 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
           b.index(ir::Atom::of(stacks[j]), {ir::computed_index(ir::Atom::of(l.iter))}, s.span));
     }
     if (!op.is_while) lmap.atoms[op.iter] = ir::Atom::of(l.iter);
-    ir::Block body = clone_block(f, op.body, f, lmap);
+    ir::Block source = combined;
+    if (!saved.empty()) {
+      const ir::VarId next = b.prim(Prim::Add, {ir::Atom::of(l.iter), ir::Atom::i64(1)}, s.span);
+      const ir::VarId on_stack =
+          b.prim(Prim::Lt, {ir::Atom::of(next), ir::Atom::of(count)}, s.span);
+      for (size_t j = 0; j < saved.size(); ++j) {
+        const auto value = b.if_(
+            ir::Atom::of(on_stack),
+            [&] {
+              return std::vector<ir::Atom>{
+                  ir::Atom::of(b.index(ir::Atom::of(saved_stacks[j]),
+                                       {ir::computed_index(ir::Atom::of(next))}, s.span))};
+            },
+            [&] { return std::vector<ir::Atom>{ir::Atom::of(saved_finals[j])}; }, s.span);
+        lmap.atoms[saved_vars[j]] = ir::Atom::of(value[0]);
+      }
+      for (size_t j = saved.size(); j-- > 0;) {
+        source.stmts.erase(source.stmts.begin() + static_cast<std::ptrdiff_t>(saved[j]));
+      }
+    }
+    ir::Block body = clone_block(f, source, f, lmap);
     for (auto& st : body.stmts) b.append(std::move(st));
     std::vector<ir::Atom> next;
     for (size_t k : lin) next.push_back(body.results[k]);

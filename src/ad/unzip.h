@@ -16,7 +16,8 @@ namespace cot::ad {
 
 // What is saved and what is recomputed (architecture.md §3). The default: region bodies
 // (gen, sum, guard, if, accum) are recomputed in the linear part from the values they read,
-// never materialized as residual tensors; loops save their state at every iteration.
+// never materialized as residual tensors; loops save their state at every iteration, and the
+// costly values of their bodies (save_costly_values).
 struct UnzipPolicy {
   enum class LoopStates {
     SaveEveryIteration,  // O(T) memory, no recomputation
@@ -29,6 +30,12 @@ struct UnzipPolicy {
   // K for Checkpoint; 0: K = isqrt(T) + 1 for a for-loop (T known when it starts), 64 for a
   // while-loop.
   int64_t checkpoint_every = 0;
+  // Values that a loop body computes with a costly elementwise function (exp, tanh, sigmoid...:
+  // cost kind Call) at its top level and that the linear part reads are saved per iteration
+  // beside the states, rather than computed again by the backward pass, when each is no larger
+  // than a state (a scalar, or a tensor whose extents are among one state's). Residuals of the
+  // backward pass, as JAX's scan saves them; the saved value is read where it was recomputed.
+  bool save_costly_values = true;
 };
 
 // Under the Checkpoint policy, rewrites each loop of `block` (top level) whose state carries
@@ -41,7 +48,9 @@ ir::Block checkpoint_loops(ir::Builder& b, ir::Block block, const VarSet& tangen
 // emits the saving primal loop at the builder's position (binding the primal results of `s`)
 // and returns the linear statements (binding the tangent results of `s`), not yet emitted:
 // the linear loop, then, when `s` itself saves its states, copies of its tangent stacks.
-// `tangent` holds the tangent variables in scope.
+// `tangent` holds the tangent variables in scope. Under policy.save_costly_values the primal
+// loop also stacks the body's costly values the linear loop reads (ad/residuals.h), as extra
+// states, and the linear loop reads them from there.
 std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
                                  const std::vector<bool>& tangent_state, const VarSet& tangent,
                                  const UnzipPolicy& policy);
