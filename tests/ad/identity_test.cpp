@@ -24,7 +24,7 @@
 //   COT_AD_FUZZ_SECONDS=S   spend about S seconds in all instead (split as below)
 //   COT_AD_FUZZ_SEED=N      first program seed (default 1); programs use seeds N, N + 1, ...
 //   COT_AD_FUZZ_COUNT=C     run exactly C programs per test, whatever the time
-//   COT_AD_FUZZ_VERBOSE=1   print each seed before running it (to find a crash)
+//   COT_AD_FUZZ_VERBOSE=1   print each seed and its program before running it (to find a crash)
 //   COT_AD_FUZZ_DUMP=DIR    write the message of every failure to DIR/seed_<seed>_<fn>.txt
 // A failure prints the seed, the program (with its derived functions) and the inputs as JSON,
 // so `cotangent run prog.cot gf --input in.json` reproduces it.
@@ -158,6 +158,7 @@ Case make_case(uint64_t seed, const std::vector<std::string>& names) {
   const std::string file = "random_" + std::to_string(seed) + ".cot";
   c.source = c.prog.source + "\n# Derived functions under test.\n";
   for (const std::string& n : names) c.source += all.at(n);
+  if (verbose()) std::cerr << c.source << std::endl;
   auto m = Module::from_string(c.source, file);
   if (m.ok()) {
     c.module.emplace(std::move(m).value());
