@@ -23,6 +23,7 @@
 // Budget: the tests stop generating programs after about 20 seconds in all. Environment:
 //   COT_AD_FUZZ_SECONDS=S   spend about S seconds in all instead (split as below)
 //   COT_AD_FUZZ_SEED=N      first program seed (default 1); programs use seeds N, N + 1, ...
+//                           (after the seeds of kRegressionSeeds, which every run checks first)
 //   COT_AD_FUZZ_COUNT=C     run exactly C programs per test, whatever the time
 //   COT_AD_FUZZ_VERBOSE=1   print each seed and its program before running it (to find a crash)
 //   COT_AD_FUZZ_DUMP=DIR    write the message of every failure to DIR/seed_<seed>_<fn>.txt
