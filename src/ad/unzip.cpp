@@ -2,6 +2,7 @@
 
 #include "ad/clone.h"
 #include "ad/residuals.h"
+#include "ad/tangent.h"
 #include "prims/prim.h"
 
 namespace cot::ad {
@@ -55,6 +56,13 @@ ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
   return out;
 }
 
+// The type of a saving loop's stack of values of type t: [T] ++ t's shape.
+Type stack_type(const Type& t, const std::string& count_size) {
+  std::vector<SizeExpr> shape{SizeExpr::var(count_size)};
+  shape.insert(shape.end(), t.shape.begin(), t.shape.end());
+  return Type::tensor(t.elem, std::move(shape));
+}
+
 }  // namespace
 
 std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
@@ -83,17 +91,8 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
   std::vector<ir::VarId> saved_vars;
   std::vector<ir::Atom> saved_init;
   for (size_t i : saved) {
-    const ir::VarId v = combined.stmts[i].results[0];
-    saved_vars.push_back(v);
-    const Type t = f.type_of(v);
-    if (t.is_scalar()) {
-      saved_init.push_back(ir::Atom::real(0.0, t.elem));
-      continue;
-    }
-    std::vector<ir::IndexVar> ivars;
-    for (const auto& e : t.shape) ivars.push_back(ir::IndexVar{b.index_var("i"), e});
-    saved_init.push_back(ir::Atom::of(b.gen(
-        ivars, [&] { return ir::Atom::real(0.0, t.elem); }, s.span)));
+    saved_vars.push_back(combined.stmts[i].results[0]);
+    saved_init.push_back(zeros(b, f.type_of(saved_vars.back())));
   }
   ir::LoopOp p;
   p.is_while = op.is_while;
@@ -154,20 +153,14 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
     if (op.saves_states) {
       stacks.push_back(s.results[n + 1 + k]);
     } else {
-      const Type t = f.type_of(op.state[k]);
-      std::vector<SizeExpr> shape{SizeExpr::var(size_name)};
-      shape.insert(shape.end(), t.shape.begin(), t.shape.end());
       stacks.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[k])].name + "_saved",
-                                 Type::tensor(t.elem, std::move(shape))));
+                                 stack_type(f.type_of(op.state[k]), size_name)));
     }
     ps.results.push_back(stacks.back());
   }
   for (ir::VarId v : saved_vars) {
-    const Type t = f.type_of(v);
-    std::vector<SizeExpr> shape{SizeExpr::var(size_name)};
-    shape.insert(shape.end(), t.shape.begin(), t.shape.end());
     saved_stacks.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name + "_saved",
-                                     Type::tensor(t.elem, std::move(shape))));
+                                     stack_type(f.type_of(v), size_name)));
     ps.results.push_back(saved_stacks.back());
   }
   ps.op = std::move(p);
@@ -196,17 +189,23 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
       const ir::VarId next = b.prim(Prim::Add, {ir::Atom::of(l.iter), ir::Atom::i64(1)}, s.span);
       const ir::VarId on_stack =
           b.prim(Prim::Lt, {ir::Atom::of(next), ir::Atom::of(count)}, s.span);
-      for (size_t j = 0; j < saved.size(); ++j) {
-        const auto value = b.if_(
-            ir::Atom::of(on_stack),
-            [&] {
-              return std::vector<ir::Atom>{
-                  ir::Atom::of(b.index(ir::Atom::of(saved_stacks[j]),
-                                       {ir::computed_index(ir::Atom::of(next))}, s.span))};
-            },
-            [&] { return std::vector<ir::Atom>{ir::Atom::of(saved_finals[j])}; }, s.span);
-        lmap.atoms[saved_vars[j]] = ir::Atom::of(value[0]);
-      }
+      const auto values = b.if_(
+          ir::Atom::of(on_stack),
+          [&] {
+            std::vector<ir::Atom> read;
+            for (ir::VarId stack : saved_stacks) {
+              read.push_back(ir::Atom::of(
+                  b.index(ir::Atom::of(stack), {ir::computed_index(ir::Atom::of(next))}, s.span)));
+            }
+            return read;
+          },
+          [&] {
+            std::vector<ir::Atom> last;
+            for (ir::VarId v : saved_finals) last.push_back(ir::Atom::of(v));
+            return last;
+          },
+          s.span);
+      for (size_t j = 0; j < saved.size(); ++j) lmap.atoms[saved_vars[j]] = ir::Atom::of(values[j]);
       for (size_t j = saved.size(); j-- > 0;) {
         source.stmts.erase(source.stmts.begin() + static_cast<std::ptrdiff_t>(saved[j]));
       }
@@ -230,11 +229,8 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
     out[0].results.push_back(lcount);
     for (size_t k : lin) {
       const ir::VarId orig = s.results[n + 1 + k];
-      const Type t = f.type_of(op.state[k]);
-      std::vector<SizeExpr> shape{SizeExpr::var(lname)};
-      shape.insert(shape.end(), t.shape.begin(), t.shape.end());
-      const ir::VarId mine =
-          f.new_var(f.vars[static_cast<size_t>(orig)].name, Type::tensor(t.elem, std::move(shape)));
+      const ir::VarId mine = f.new_var(f.vars[static_cast<size_t>(orig)].name,
+                                       stack_type(f.type_of(op.state[k]), lname));
       out[0].results.push_back(mine);
       ir::Stmt copy;
       copy.span = s.span;
