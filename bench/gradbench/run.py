@@ -133,7 +133,8 @@ def main():
                 row = {"eval": name, "workload": desc, "function": fn, "tool": "cotangent",
                        "success": bool(r.get("success")), "wall_s": wall}
                 if row["success"]:
-                    row.update(summary([x["nanoseconds"] for x in r["timings"]]))
+                    row.update(summary([x["nanoseconds"] for x in r["timings"]
+                                        if x["name"] == "evaluate"]))
                 else:
                     row["error"] = r.get("error", "")[:2000]
                 rows.append(row)

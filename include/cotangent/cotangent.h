@@ -124,6 +124,9 @@ class CompiledFunction {
   // The dtype and shape of every leaf of the arguments and of the result (data null).
   std::vector<TensorRef> input_leaves() const;
   std::vector<TensorRef> result_leaves() const;
+  // A result of the compiled shapes, all zeros: memory to run into with the view form of
+  // call() (each tensor's storage is fresh, so the caller may write it).
+  Value zero_result() const;
   double compile_seconds() const;  // compiling (0 from the cache) and loading
   bool cache_hit() const;
   // The generated C++ (the whole translation unit).

@@ -3,13 +3,37 @@
 // once built (only the code that creates a tensor writes into it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace cotangent {
+
+namespace detail {
+// Allocates tensor storage as compiled code allocates its arrays (codegen/runtime.h): large
+// blocks on transparent huge pages, so that a fresh large tensor is cheap to fill.
+void* allocate_block(std::size_t bytes);
+void free_block(void* p) noexcept;
+
+template <class T>
+struct BlockAllocator {
+  using value_type = T;
+  BlockAllocator() = default;
+  template <class U>
+  BlockAllocator(const BlockAllocator<U>& /*other*/) {}  // NOLINT(google-explicit-constructor)
+  T* allocate(std::size_t n) {
+    void* p = allocate_block(n * sizeof(T));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t /*n*/) noexcept { free_block(p); }
+  friend bool operator==(const BlockAllocator& /*a*/, const BlockAllocator& /*b*/) { return true; }
+};
+}  // namespace detail
 
 enum class DType : uint8_t { F64, F32, I64, Bool };
 const char* dtype_name(DType t);  // "f64", ...
@@ -69,10 +93,10 @@ class Value {
 
  private:
   struct Storage {
-    std::vector<double> f64;
-    std::vector<float> f32;
-    std::vector<int64_t> i64;
-    std::vector<uint8_t> b;
+    std::vector<double, detail::BlockAllocator<double>> f64;
+    std::vector<float, detail::BlockAllocator<float>> f32;
+    std::vector<int64_t, detail::BlockAllocator<int64_t>> i64;
+    std::vector<uint8_t, detail::BlockAllocator<uint8_t>> b;
   };
   bool is_tuple_ = false;
   DType dtype_ = DType::F64;

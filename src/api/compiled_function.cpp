@@ -103,6 +103,10 @@ std::vector<TensorRef> CompiledFunction::result_leaves() const {
   return refs_of(impl_->native.outputs());
 }
 
+Value CompiledFunction::zero_result() const {
+  return impl_->native.zero_result();
+}
+
 double CompiledFunction::compile_seconds() const {
   return impl_->native.compile_seconds();
 }

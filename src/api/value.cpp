@@ -1,8 +1,22 @@
 #include "cotangent/value.h"
 
+#include <cstdlib>
 #include <limits>
 
+#include "codegen/runtime.h"
+
 namespace cotangent {
+
+namespace detail {
+void* allocate_block(std::size_t bytes) {
+  // A size beyond int64_t cannot be allocated anyway; the runtime takes a signed count.
+  if (bytes > static_cast<std::size_t>(std::numeric_limits<int64_t>::max() / 2)) return nullptr;
+  return cot_rt::alloc_block(static_cast<int64_t>(bytes));
+}
+void free_block(void* p) noexcept {
+  std::free(p);
+}
+}  // namespace detail
 
 const char* dtype_name(DType t) {
   switch (t) {

@@ -54,6 +54,14 @@ void value_leaves(const Value& v, std::vector<const Value*>& out) {
   out.push_back(&v);
 }
 
+// Zero tensors of the leaves' types and shapes.
+std::vector<Value> zero_outputs(const std::vector<Leaf>& leaves) {
+  std::vector<Value> out;
+  out.reserve(leaves.size());
+  for (const Leaf& l : leaves) out.push_back(Value::zeros(interp::dtype_of(l.type), l.shape));
+  return out;
+}
+
 // Builds the result value of type `t` from its leaves, in order.
 Value assemble(const Type& t, std::vector<Value>& leaves, size_t& next) {
   if (t.is_tuple) {
@@ -174,17 +182,21 @@ std::variant<Value, Diagnostic> NativeFunction::call(const std::vector<Value>& a
     }
     in_ptrs.push_back(in[k]->raw_data());
   }
-  std::vector<Value> outs;
+  std::vector<Value> outs = zero_outputs(outputs_);
   std::vector<void*> out_ptrs;
-  outs.reserve(outputs_.size());
-  out_ptrs.reserve(outputs_.size());
-  for (const Leaf& l : outputs_) outs.push_back(Value::zeros(interp::dtype_of(l.type), l.shape));
+  out_ptrs.reserve(outs.size());
   for (Value& o : outs) out_ptrs.push_back(o.raw_mut());
   std::vector<int64_t> values;
   int site = 0;
   if (call_raw(in_ptrs.data(), out_ptrs.data(), options, &values, &site) != 0) {
     return error(site, values);
   }
+  size_t next = 0;
+  return assemble(result_type_, outs, next);
+}
+
+Value NativeFunction::zero_result() const {
+  std::vector<Value> outs = zero_outputs(outputs_);
   size_t next = 0;
   return assemble(result_type_, outs, next);
 }

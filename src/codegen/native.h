@@ -49,6 +49,8 @@ class NativeFunction {
   int call_raw(const void* const* inputs, void* const* outputs, const NativeOptions& options,
                std::vector<int64_t>* error_values, int* error_site) const;
   Diagnostic error(int site, const std::vector<int64_t>& values) const;
+  // A result of the compiled shapes, all zeros: memory for call_raw's outputs.
+  cotangent::Value zero_result() const;
 
   const std::vector<Leaf>& inputs() const { return inputs_; }
   const std::vector<Leaf>& outputs() const { return outputs_; }

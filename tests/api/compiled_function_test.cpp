@@ -22,6 +22,9 @@ def scale(x: f64[n], a: f64) -> f64[n] {
 def pick(x: f64[n], i: i64) -> f64 {
   x[i]
 }
+def split(x: f64[n]) -> (f64, (f64[n], i64)) {
+  (sum i. x[i], (for i. 2.0 * x[i], n))
+}
 )";
 
 Value vec(const std::vector<double>& xs) {
@@ -75,6 +78,33 @@ TEST(CompiledFunction, calls_on_the_callers_memory_without_copies) {
     EXPECT_EQ(out[0], 0.5 * k);
     EXPECT_EQ(out[3], 2.0);
   }
+}
+
+TEST(CompiledFunction, zero_result_is_memory_of_the_result_shape_to_run_into) {
+  Module m = load();
+  auto c = m.compile({{"split", std::nullopt, {}, {vec({1, 2, 3})}}});
+  ASSERT_TRUE(c.ok()) << c.message();
+  const CompiledFunction& f = c.value()[0];
+  Value r = f.zero_result();
+  // The function's tuple structure, its leaves of the compiled dtypes and shapes, all zero.
+  ASSERT_TRUE(r.is_tuple());
+  ASSERT_EQ(r.elems().size(), 2u);
+  EXPECT_EQ(r.type_string(), "(f64, (f64[3], i64))");
+  EXPECT_EQ(r.elems()[0].as_f64(), 0.0);
+  for (double e : r.elems()[1].elems()[0].f64_data()) EXPECT_EQ(e, 0.0);
+  // Its tensors are fresh storage: a call through views writes them.
+  Value sum = r.elems()[0], twice = r.elems()[1].elems()[0], count = r.elems()[1].elems()[1];
+  std::vector<double> x = {1, 2, 3};
+  auto ok = f.call({{DType::F64, {3}, x.data()}}, {{DType::F64, {}, sum.raw_mut()},
+                                                   {DType::F64, {3}, twice.raw_mut()},
+                                                   {DType::I64, {}, count.raw_mut()}});
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(sum.as_f64(), 6.0);
+  EXPECT_EQ(count.as_i64(), 3);
+  const auto written = r.elems()[1].elems()[0].f64_data();  // shared with `twice`
+  EXPECT_EQ(std::vector<double>(written.begin(), written.end()), (std::vector<double>{2, 4, 6}));
+  // Each call gives fresh memory.
+  EXPECT_EQ(f.zero_result().elems()[1].elems()[0].f64_data()[0], 0.0);
 }
 
 TEST(CompiledFunction, views_of_other_shapes_or_counts_are_errors) {

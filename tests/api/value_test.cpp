@@ -73,6 +73,14 @@ TEST(Value, Zeros) {
   EXPECT_TRUE(s.is_scalar());
   EXPECT_EQ(s.as_i64(), 0);
   EXPECT_EQ(s.i64_data().size(), 1u);
+  // A large tensor (its storage on huge pages) is zero throughout and writable at its end.
+  Value big = Value::zeros(DType::F32, {3, 1 << 20});
+  ASSERT_EQ(big.f32_data().size(), size_t{3} << 20);
+  int64_t nonzero = 0;
+  for (float x : big.f32_data()) nonzero += x != 0.0f;
+  EXPECT_EQ(nonzero, 0);
+  big.f32_mut()[(size_t{3} << 20) - 1] = 2.5f;
+  EXPECT_EQ(big.element_as_f64((int64_t{3} << 20) - 1), 2.5);
 }
 
 TEST(Value, CheckedNumel) {

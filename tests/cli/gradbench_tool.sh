@@ -18,8 +18,8 @@ expect_err_empty
 line() { printf '%s\n' "$out" | sed -n "$1p"; }
 [[ $(line 1) == '{"id":0,"tool":"cotangent"}' ]] || fail "start"
 [[ $(line 2) == '{"id":1,"success":true}' ]] || fail "define"
-[[ $(line 3) == '{"id":2,"output":9.0,"success":true,"timings":[{"name":"evaluate","nanoseconds":'* ]] ||
-  fail "evaluate square"
+[[ $(line 3) == '{"id":2,"output":9.0,"success":true,"timings":[{"name":"prepare","nanoseconds":'*'},{"name":"evaluate","nanoseconds":'*'}]}' ]] ||
+  fail "evaluate square: a prepare timing, then one run's"
 [[ $(line 4) == '{"id":3}' ]] || fail "analysis"
 [[ $(line 5) == '{"id":4,"output":19.0,"success":true,'* ]] || fail "evaluate double"
 [[ $(line 6) == *'"id":5,"success":false'* ]] || fail "an unknown module"
