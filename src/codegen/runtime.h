@@ -49,6 +49,7 @@ inline int64_t bits(double x) {
 inline void* alloc_block(int64_t bytes) {
   constexpr int64_t kHuge = int64_t{2} << 20;
   if (bytes <= 0) bytes = 64;
+  if (bytes > INT64_MAX - kHuge) return nullptr;  // no machine has it; rounding would overflow
   const int64_t align = bytes >= kHuge ? kHuge : 64;
   const int64_t rounded = (bytes + align - 1) / align * align;
   void* p = std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(rounded));
@@ -81,6 +82,7 @@ struct stack {
   ~stack() { std::free(p); }
   bool grow(int64_t bytes) {
     if (bytes <= capacity) return true;
+    if (bytes > INT64_MAX / 2) return false;  // doubling past it would overflow
     int64_t c = capacity > 0 ? capacity : 64;
     while (c < bytes) c *= 2;
     void* q = alloc_block(c);

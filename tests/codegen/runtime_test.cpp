@@ -34,6 +34,15 @@ TEST(Runtime, blocks_are_64_byte_aligned_and_large_ones_2_mib_aligned) {
   }
 }
 
+TEST(Runtime, a_block_no_machine_has_is_refused_rather_than_overflowing) {
+  cot_rt::heap h;
+  EXPECT_EQ(h.alloc(INT64_MAX), nullptr);
+  EXPECT_EQ(h.alloc(INT64_MAX - 1000), nullptr);
+  cot_rt::stack s;
+  EXPECT_FALSE(s.grow(INT64_MAX / 2 + 1));
+  EXPECT_EQ(s.capacity, 0);
+}
+
 TEST(Runtime, a_stack_keeps_its_contents_while_it_grows_into_huge_blocks) {
   cot_rt::stack s;
   int64_t filled = 0;  // elements written so far: element k holds k
