@@ -27,6 +27,24 @@ inline Tool eval_tool() {
   return Tool(o);
 }
 
+// The runs of an evaluate write into one result (the tool allocates it while preparing): the
+// output of three runs must be that of one, whatever the code leaves in its destination.
+inline void expect_runs_repeat(Tool& tool, const std::string& module, const std::string& function,
+                               const nlohmann::json& input, const nlohmann::json& once) {
+  if (!input.is_object() || !once.value("success", false)) return;
+  nlohmann::json thrice_input = input;
+  thrice_input["min_runs"] = 3;
+  thrice_input["min_seconds"] = 0;
+  const nlohmann::json thrice = tool.respond({{"id", 2},
+                                              {"kind", "evaluate"},
+                                              {"module", module},
+                                              {"function", function},
+                                              {"input", thrice_input}});
+  ASSERT_TRUE(thrice.value("success", false)) << thrice.dump().substr(0, 2000);
+  EXPECT_EQ(thrice.at("timings").size(), 4u);  // prepare, then three runs
+  EXPECT_EQ(thrice.at("output"), once.at("output")) << module << "." << function << ": three runs";
+}
+
 // Defines `module` and evaluates `function` on `input` once; the output, or null after a test
 // failure that shows the response.
 inline nlohmann::json run_eval(Tool& tool, const std::string& module, const std::string& function,
@@ -40,6 +58,7 @@ inline nlohmann::json run_eval(Tool& tool, const std::string& module, const std:
                                          {"input", input}});
   EXPECT_TRUE(r.value("success", false)) << r.dump().substr(0, 2000);
   EXPECT_EQ(r.value("id", -1), 1);
+  expect_runs_repeat(tool, module, function, input, r);
   return r.value("output", nlohmann::json(nullptr));
 }
 
@@ -68,6 +87,7 @@ class DefinedEval : public ::testing::Test {
   static nlohmann::json evaluate(const std::string& function, const nlohmann::json& input) {
     const nlohmann::json r = respond(function, input);
     EXPECT_TRUE(r.value("success", false)) << r.dump().substr(0, 2000);
+    expect_runs_repeat(*tool_, kModule, function, input, r);
     return r.value("output", nlohmann::json(nullptr));
   }
 
