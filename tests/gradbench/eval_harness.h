@@ -27,6 +27,16 @@ inline Tool eval_tool() {
   return Tool(o);
 }
 
+// The tool's response to the evaluate message `id` of `function` on `input`.
+inline nlohmann::json evaluate_message(Tool& tool, int id, const std::string& module,
+                                       const std::string& function, const nlohmann::json& input) {
+  return tool.respond({{"id", id},
+                       {"kind", "evaluate"},
+                       {"module", module},
+                       {"function", function},
+                       {"input", input}});
+}
+
 // The runs of an evaluate write into one result (the tool allocates it while preparing): the
 // output of three runs must be that of one, whatever the code leaves in its destination.
 inline void expect_runs_repeat(Tool& tool, const std::string& module, const std::string& function,
@@ -35,11 +45,7 @@ inline void expect_runs_repeat(Tool& tool, const std::string& module, const std:
   nlohmann::json thrice_input = input;
   thrice_input["min_runs"] = 3;
   thrice_input["min_seconds"] = 0;
-  const nlohmann::json thrice = tool.respond({{"id", 2},
-                                              {"kind", "evaluate"},
-                                              {"module", module},
-                                              {"function", function},
-                                              {"input", thrice_input}});
+  const nlohmann::json thrice = evaluate_message(tool, 2, module, function, thrice_input);
   ASSERT_TRUE(thrice.value("success", false)) << thrice.dump().substr(0, 2000);
   EXPECT_EQ(thrice.at("timings").size(), 4u);  // prepare, then three runs
   EXPECT_EQ(thrice.at("output"), once.at("output")) << module << "." << function << ": three runs";
@@ -51,11 +57,7 @@ inline nlohmann::json run_eval(Tool& tool, const std::string& module, const std:
                                const nlohmann::json& input) {
   const nlohmann::json defined = tool.respond({{"id", 0}, {"kind", "define"}, {"module", module}});
   EXPECT_TRUE(defined.value("success", false)) << defined.dump();
-  const nlohmann::json r = tool.respond({{"id", 1},
-                                         {"kind", "evaluate"},
-                                         {"module", module},
-                                         {"function", function},
-                                         {"input", input}});
+  const nlohmann::json r = evaluate_message(tool, 1, module, function, input);
   EXPECT_TRUE(r.value("success", false)) << r.dump().substr(0, 2000);
   EXPECT_EQ(r.value("id", -1), 1);
   expect_runs_repeat(tool, module, function, input, r);
@@ -77,11 +79,7 @@ class DefinedEval : public ::testing::Test {
 
   // The tool's response to evaluating `function` on `input`.
   static nlohmann::json respond(const std::string& function, const nlohmann::json& input) {
-    return tool_->respond({{"id", 1},
-                           {"kind", "evaluate"},
-                           {"module", kModule},
-                           {"function", function},
-                           {"input", input}});
+    return evaluate_message(*tool_, 1, kModule, function, input);
   }
   // The output, or null after a test failure that shows the response.
   static nlohmann::json evaluate(const std::string& function, const nlohmann::json& input) {
