@@ -130,6 +130,7 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
   std::vector<cotangent::Value> leaves;
   leaf_values(result, leaves);
   std::vector<cotangent::MutableTensorRef> leaf_refs;
+  leaf_refs.reserve(leaves.size());
   for (cotangent::Value& leaf : leaves) {
     leaf_refs.push_back({leaf.dtype(), leaf.shape(), leaf.raw_mut()});
   }
