@@ -125,7 +125,9 @@ class CompiledFunction {
   std::vector<TensorRef> input_leaves() const;
   std::vector<TensorRef> result_leaves() const;
   // A result of the compiled shapes, all zeros: memory to run into with the view form of
-  // call() (each tensor's storage is fresh, so the caller may write it).
+  // call(). Each tensor's storage is fresh, so the caller may write it, through raw_mut() of
+  // any copy of the leaf (copies share storage). A rank-0 leaf is stored inside its Value
+  // instead: run into a copy of it and put the copies back together (Value::tuple).
   Value zero_result() const;
   double compile_seconds() const;  // compiling (0 from the cache) and loading
   bool cache_hit() const;

@@ -14,8 +14,8 @@
 namespace cotangent {
 
 namespace detail {
-// Allocates tensor storage as compiled code allocates its arrays (codegen/runtime.h): large
-// blocks on transparent huge pages, so that a fresh large tensor is cheap to fill.
+// Allocates tensor storage: large blocks as compiled code allocates its arrays
+// (codegen/runtime.h), on transparent huge pages, so that a fresh large tensor is cheap to fill.
 void* allocate_block(std::size_t bytes);
 void free_block(void* p) noexcept;
 
@@ -31,7 +31,10 @@ struct BlockAllocator {
     return static_cast<T*>(p);
   }
   void deallocate(T* p, std::size_t /*n*/) noexcept { free_block(p); }
-  friend bool operator==(const BlockAllocator& /*a*/, const BlockAllocator& /*b*/) { return true; }
+  template <class U>
+  friend bool operator==(const BlockAllocator& /*a*/, const BlockAllocator<U>& /*b*/) {
+    return true;  // stateless: any one frees what another allocated
+  }
 };
 }  // namespace detail
 

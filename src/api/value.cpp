@@ -9,7 +9,10 @@ namespace cotangent {
 
 namespace detail {
 void* allocate_block(std::size_t bytes) {
-  // A size beyond int64_t cannot be allocated anyway; the runtime takes a signed count.
+  // Small tensors (the interpreter makes many) take plain malloc; large ones the runtime's
+  // huge-page blocks. No machine has half of int64_t's range; the runtime takes a signed size.
+  if (bytes < static_cast<std::size_t>(cot_rt::kHugeBlock))
+    return std::malloc(bytes > 0 ? bytes : 1);
   if (bytes > static_cast<std::size_t>(std::numeric_limits<int64_t>::max() / 2)) return nullptr;
   return cot_rt::alloc_block(static_cast<int64_t>(bytes));
 }

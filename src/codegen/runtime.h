@@ -2,7 +2,7 @@
 // allocation of its arenas and heap buffers, and the growable stacks of while-loops' saved
 // states. Embedded, with prims/scalar_math.h, at the top of every generated translation unit
 // (and written into `cotangent emit`'s standalone sources), so compiled code needs no library.
-// Self-contained: the C and C++ standard libraries only.
+// Self-contained: the C and C++ standard libraries only (and <sys/mman.h> on Linux).
 #pragma once
 
 #include <cstdint>
@@ -42,19 +42,24 @@ inline int64_t bits(double x) {
   return b;
 }
 
-// Memory for arrays, 64-byte aligned. A block of 2 MiB or more is aligned to 2 MiB and asks
-// Linux for transparent huge pages (as PyTorch's CPU allocator does when asked): its first
+// Memory for arrays, 64-byte aligned. On Linux a block of 2 MiB or more is aligned to 2 MiB and
+// asks for transparent huge pages (as PyTorch's CPU allocator does when asked): its first
 // touch then faults one 2 MiB page instead of 512 small ones, which on a virtual machine is
 // most of the time of writing a fresh large result or saving a long loop's states.
+constexpr int64_t kHugeBlock = int64_t{2} << 20;
+
 inline void* alloc_block(int64_t bytes) {
-  constexpr int64_t kHuge = int64_t{2} << 20;
   if (bytes <= 0) bytes = 64;
-  if (bytes > INT64_MAX - kHuge) return nullptr;  // no machine has it; rounding would overflow
-  const int64_t align = bytes >= kHuge ? kHuge : 64;
+  if (bytes > INT64_MAX - kHugeBlock) return nullptr;  // no machine has it; rounding would overflow
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const int64_t align = bytes >= kHugeBlock ? kHugeBlock : 64;
+#else
+  const int64_t align = 64;
+#endif
   const int64_t rounded = (bytes + align - 1) / align * align;
   void* p = std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(rounded));
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (p != nullptr && align == kHuge) madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);
+  if (p != nullptr && align == kHugeBlock) madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);
 #endif
   return p;
 }

@@ -1,5 +1,6 @@
 #include "gradbench/tool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -95,10 +96,12 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
   if (f == eval.functions.end()) {
     return failure(id, "the eval " + module + " has no function " + function);
   }
-  // GradBench's C++ tools time a `prepare` step once (the input's conversion, and buffers they
-  // keep between runs) apart from the runs; here it is the conversion, the compilation (when
-  // these shapes are new) and the result's memory, which the runs write into as compiled code
-  // writes into its caller's destination.
+  // A `prepare` step, timed once apart from the runs (GradBench's C++ tools time constructing
+  // their function object so): the conversion, the compilation (when these shapes are new) and
+  // the result's memory, which every run writes into, as compiled code writes into its
+  // caller's destination. Unlike those tools, whose output starts empty and is sized by the
+  // first run, no run pays for the result's allocation (docs/benchmarks.md says what that
+  // changes).
   const auto prepare_start = std::chrono::steady_clock::now();
   const json input = message.contains("input") ? message.at("input") : json(nullptr);
   auto args = eval.arguments(function, input);
@@ -141,7 +144,8 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
   int64_t min_runs = 1;
   double min_seconds = 0.0;
   if (input.is_object()) {
-    min_runs = input.value("min_runs", int64_t{1});
+    // At least one run: the output is the last run's.
+    min_runs = std::max<int64_t>(input.value("min_runs", int64_t{1}), 1);
     min_seconds = input.value("min_seconds", 0.0);
   }
   std::string run_error;

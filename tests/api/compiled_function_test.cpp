@@ -103,6 +103,11 @@ TEST(CompiledFunction, zero_result_is_memory_of_the_result_shape_to_run_into) {
   EXPECT_EQ(count.as_i64(), 3);
   const auto written = r.elems()[1].elems()[0].f64_data();  // shared with `twice`
   EXPECT_EQ(std::vector<double>(written.begin(), written.end()), (std::vector<double>{2, 4, 6}));
+  // Scalars live inside their Value: the copies hold them, and the result is rebuilt from them.
+  EXPECT_EQ(r.elems()[0].as_f64(), 0.0);
+  const Value result = Value::tuple({sum, Value::tuple({twice, count})});
+  EXPECT_EQ(result.elems()[0].as_f64(), 6.0);
+  EXPECT_EQ(result.elems()[1].elems()[0].f64_data()[2], 6.0);
   // Each call gives fresh memory.
   EXPECT_EQ(f.zero_result().elems()[1].elems()[0].f64_data()[0], 0.0);
 }

@@ -107,6 +107,11 @@ TEST(GradbenchTool, RepeatedRunsGiveTheSameOutput) {
   ASSERT_TRUE(thrice.at("success").get<bool>()) << thrice.dump();
   EXPECT_EQ(thrice.at("timings").size(), 4u);  // prepare and 3 runs
   EXPECT_EQ(thrice.at("output"), once.at("output"));
+  // No run asked for (GradBench's harness asserts min_runs > 0): still one, for the output.
+  const json none = evaluate("lse", "gradient", {{"x", x}, {"min_runs", 0}, {"min_seconds", 0}});
+  ASSERT_TRUE(none.at("success").get<bool>()) << none.dump();
+  EXPECT_EQ(none.at("timings").size(), 2u);
+  EXPECT_EQ(none.at("output"), once.at("output"));
   const json primal = evaluate("lse", "primal", {{"x", x}, {"min_runs", 4}});
   EXPECT_EQ(primal.at("timings").size(), 5u);
   EXPECT_NEAR(primal.at("output").get<double>(),
