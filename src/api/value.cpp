@@ -10,10 +10,10 @@ namespace cotangent {
 namespace detail {
 void* allocate_block(std::size_t bytes) {
   // Small tensors (the interpreter makes many) take plain malloc; large ones the runtime's
-  // huge-page blocks. No machine has half of int64_t's range; the runtime takes a signed size.
+  // huge-page blocks, which take a signed size and refuse what no machine has.
   if (bytes < static_cast<std::size_t>(cot_rt::kHugeBlock))
     return std::malloc(bytes > 0 ? bytes : 1);
-  if (bytes > static_cast<std::size_t>(std::numeric_limits<int64_t>::max() / 2)) return nullptr;
+  if (bytes > static_cast<std::size_t>(std::numeric_limits<int64_t>::max())) return nullptr;
   return cot_rt::alloc_block(static_cast<int64_t>(bytes));
 }
 void free_block(void* p) noexcept {

@@ -32,16 +32,8 @@ void shape_key(const cotangent::Value& v, std::string& out) {
   out += "]";
 }
 
-// Views of a value's tensors, depth first (the order of CompiledFunction's leaves).
-void leaf_views(const cotangent::Value& v, std::vector<cotangent::TensorRef>& out) {
-  if (v.is_tuple()) {
-    for (const cotangent::Value& e : v.elems()) leaf_views(e, out);
-    return;
-  }
-  out.push_back({v.dtype(), v.shape(), v.raw_data()});
-}
-
-// A value's tensors, depth first, each a shallow copy (sharing its storage).
+// A value's tensors, depth first (the order of CompiledFunction's leaves), each a shallow copy
+// (sharing its storage).
 void leaf_values(const cotangent::Value& v, std::vector<cotangent::Value>& out) {
   if (v.is_tuple()) {
     for (const cotangent::Value& e : v.elems()) leaf_values(e, out);
@@ -125,8 +117,13 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
     c = compiled_.emplace(key, std::move(compiled.value().at(0))).first;
   }
   const cotangent::CompiledFunction& compiled = c->second;
+  std::vector<cotangent::Value> arg_leaves;
+  for (const cotangent::Value& a : args.value()) leaf_values(a, arg_leaves);
   std::vector<cotangent::TensorRef> arg_views;
-  for (const cotangent::Value& a : args.value()) leaf_views(a, arg_views);
+  arg_views.reserve(arg_leaves.size());
+  for (const cotangent::Value& leaf : arg_leaves) {
+    arg_views.push_back({leaf.dtype(), leaf.shape(), leaf.raw_data()});
+  }
   cotangent::Value result = compiled.zero_result();
   // The result's leaves, each its own value: a scalar's element lives inside its Value, so the
   // views point into these (which no longer move) and the result is rebuilt from them after.
