@@ -9,6 +9,7 @@
 #include "codegen/emit_cpp.h"
 #include "codegen/lower.h"
 #include "codegen/memory_plan.h"
+#include "codegen/partition_loops.h"
 #include "codegen/runtime.h"
 #include "interp/interpreter.h"
 #include "interp/tensor_ops.h"
@@ -238,7 +239,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     if (auto* why = std::get_if<std::string>(&l)) {
       return internal_error(f->span, "the native backend cannot compile " + names[k] + ": " + *why);
     }
-    LoopFunction lf = std::get<LoopFunction>(std::move(l));
+    LoopFunction lf = partition_loops(std::get<LoopFunction>(std::move(l)));
     plan_memory(lf);
     NativeFunction nf;
     nf.fn_name_ = names[k];
@@ -324,7 +325,7 @@ std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& 
   if (auto* why = std::get_if<std::string>(&l)) {
     return internal_error(f->span, "the native backend cannot compile " + fn + ": " + *why);
   }
-  LoopFunction lf = std::get<LoopFunction>(std::move(l));
+  LoopFunction lf = partition_loops(std::get<LoopFunction>(std::move(l)));
   plan_memory(lf);
   StandaloneSignature sig;
   sig.name = c_name;
