@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -315,28 +316,25 @@ class Specializer {
       changed = changed || args.back() != a;
     }
     if (!changed) return e;
-    switch (e->kind) {
-      case Expr::Kind::Load:
-        return load(e->type, e->local, args[0]);
-      case Expr::Kind::MaskIs:
-        return mask_is(args[0], e->lit.integer);
-      case Expr::Kind::Prim:
-        break;
-      default:
-        return e;
+    // The logic folds (a test became a literal); anything else keeps its node and type.
+    if (e->kind == Expr::Kind::Prim) {
+      switch (e->prim) {
+        case Prim::And:
+          return and_(args[0], args[1]);
+        case Prim::Or:
+          return or_(args[0], args[1]);
+        case Prim::Not:
+          return not_(args[0]);
+        case Prim::Select:
+          if (auto c = as_bool(args[0])) return *c ? args[1] : args[2];
+          break;
+        default:
+          break;
+      }
     }
-    switch (e->prim) {
-      case Prim::And:
-        return and_(args[0], args[1]);
-      case Prim::Or:
-        return or_(args[0], args[1]);
-      case Prim::Not:
-        return not_(args[0]);
-      case Prim::Select:
-        return select(args[0], args[1], args[2]);
-      default:
-        return prim(e->prim, std::move(args));
-    }
+    Expr copy = *e;
+    copy.args = std::move(args);
+    return std::make_shared<const Expr>(std::move(copy));
   }
 
   Stmt stmt(const Stmt& s) {
