@@ -10,6 +10,7 @@
 #include "codegen/lower.h"
 #include "codegen/memory_plan.h"
 #include "codegen/partition_loops.h"
+#include "codegen/recompute_tables.h"
 #include "codegen/runtime.h"
 #include "interp/interpreter.h"
 #include "interp/tensor_ops.h"
@@ -239,7 +240,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     if (auto* why = std::get_if<std::string>(&l)) {
       return internal_error(f->span, "the native backend cannot compile " + names[k] + ": " + *why);
     }
-    LoopFunction lf = partition_loops(std::get<LoopFunction>(std::move(l)));
+    LoopFunction lf = partition_loops(recompute_tables(std::get<LoopFunction>(std::move(l))));
     plan_memory(lf);
     NativeFunction nf;
     nf.fn_name_ = names[k];
@@ -325,7 +326,7 @@ std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& 
   if (auto* why = std::get_if<std::string>(&l)) {
     return internal_error(f->span, "the native backend cannot compile " + fn + ": " + *why);
   }
-  LoopFunction lf = partition_loops(std::get<LoopFunction>(std::move(l)));
+  LoopFunction lf = partition_loops(recompute_tables(std::get<LoopFunction>(std::move(l))));
   plan_memory(lf);
   StandaloneSignature sig;
   sig.name = c_name;
