@@ -73,7 +73,7 @@ struct Test {
   }
   // The index where an equality holds, if it holds at one.
   std::optional<int64_t> root() const {
-    if (d.a == 0 || d.c % d.a != 0) return std::nullopt;
+    if (d.a == 0 || static_cast<__int128>(d.c) % d.a != 0) return std::nullopt;
     const __int128 r = -static_cast<__int128>(d.c) / d.a;
     if (r < INT64_MIN || r > INT64_MAX) return std::nullopt;
     return static_cast<int64_t>(r);

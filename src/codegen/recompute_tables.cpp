@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/expr.h"
+#include "codegen/memory_plan.h"
 
 namespace cot::codegen {
 
@@ -240,8 +241,10 @@ std::optional<Producer> as_producer(const LoopFunction& fn, const Stmt& s) {
   for (size_t k = p.extents.size(); k-- > 1;) {
     if (__builtin_mul_overflow(p.strides[k], p.extents[k], &p.strides[k - 1])) return std::nullopt;
   }
+  const Local& table = fn.locals.at(static_cast<size_t>(p.table));
+  if (p.value->type != table.type) return std::nullopt;  // a read would skip a conversion
   if (__builtin_mul_overflow(p.strides[0], p.extents[0], &bytes) ||
-      __builtin_mul_overflow(bytes, int64_t{8}, &bytes) || bytes < kMinTableBytes) {
+      __builtin_mul_overflow(bytes, element_bytes(table.type), &bytes) || bytes < kMinTableBytes) {
     return std::nullopt;
   }
   ExprP index = inline_defs(st->index, defs, ops);

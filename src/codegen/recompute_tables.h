@@ -1,7 +1,9 @@
 // Recomputing large cheap tables (run on the loop IR after lowering, where sizes are literals):
 // a buffer of at least kMinTableBytes that one loop nest fills, element (i1, ..., ik) at the
-// row-major offset, from loads and at most kMaxTableOps arithmetic operations, and that only
-// the statement right after reads, is not stored: each read computes its element where it is.
+// row-major offset, from loads and at most kMaxTableOps real additions, subtractions,
+// multiplications and negations (counted in the element's expression, declarations expanded),
+// and that only the statements after it read, is not stored: each read computes its element
+// where it is.
 // The Core IR's fusion keeps such a producer when its reader reads an element more than once
 // (the GMM gradient's [k, d, n] table of 2 w_ji (Q_j x_i)_r, read once per column of the
 // triangle it sums into), because the copy costs operations; the table costs memory traffic,

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <variant>
@@ -104,6 +105,24 @@ TEST(PartitionLoops, short_loops_and_loops_of_run_time_bounds_are_left_alone) {
   dynamic = partition_loops(std::move(dynamic));
   ASSERT_EQ(loops(dynamic).size(), 1u);
   EXPECT_TRUE(branches(loops(dynamic)[0]->body));
+}
+
+TEST(PartitionLoops, tests_at_the_ends_of_the_integers_do_not_overflow) {
+  // INT64_MIN - i == 0 (a = -1, c = INT64_MIN: the remainder c % a traps in 64 bits) and
+  // INT64_MAX < -i: the arithmetic of the tests stays exact.
+  LoopFunction fn;
+  const LocalId out = fn.new_local("out", Scalar::F64, true);
+  const LocalId i = fn.new_local("i", Scalar::I64);
+  ExprP neg = prim(Prim::Neg, {local(fn, i)});
+  ExprP low = prim(Prim::Sub, {lit_i64(INT64_MIN), local(fn, i)});
+  Body body{
+      Stmt{If{or_(prim(Prim::Eq, {low, lit_i64(0)}), prim(Prim::Lt, {lit_i64(INT64_MAX), neg})),
+              Body{Stmt{Store{out, local(fn, i), lit_real(1.0)}}},
+              {}}}};
+  fn.body.push_back(Stmt{For{i, lit_i64(0), lit_i64(100), std::move(body)}});
+  fn = partition_loops(std::move(fn));
+  ASSERT_EQ(loops(fn).size(), 1u);  // neither test changes inside the loop: both fold to false
+  EXPECT_FALSE(branches(loops(fn)[0]->body));
 }
 
 TEST(PartitionLoops, a_local_linear_in_the_index_is_followed) {
