@@ -16,12 +16,7 @@
 namespace cotangent {
 namespace COTANGENT_TEST_UNIT {
 
-Value random_tensor(std::vector<int64_t> shape, std::mt19937_64& rng) {
-  Value v = Value::zeros(DType::F64, std::move(shape));
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (double& x : v.f64_mut()) x = u(rng);
-  return v;
-}
+using e2e::uniform_tensor;
 
 // Runs `fn` (and, when `grad`, its value and gradient) through both backends: the values must
 // be equal to the last bit where the lowering keeps the interpreter's order of additions.
@@ -62,9 +57,9 @@ def ls(A: f64[m, n], x: f64[n], b: f64[m]) -> f64 {
   0.5 * sum i. r[i] * r[i]
 }
 )";
-  expect_same(src, "atr", {random_tensor({300, 70}, rng), random_tensor({300}, rng)}, false);
+  expect_same(src, "atr", {uniform_tensor({300, 70}, rng), uniform_tensor({300}, rng)}, false);
   expect_same(src, "ls",
-              {random_tensor({90, 80}, rng), random_tensor({80}, rng), random_tensor({90}, rng)},
+              {uniform_tensor({90, 80}, rng), uniform_tensor({80}, rng), uniform_tensor({90}, rng)},
               true);
 }
 
@@ -80,8 +75,9 @@ def qs_loss(x: f64[n, K, d], y: f64[K, d, n]) -> f64 {
   sum k, r, c. q[k, r, c] * q[k, r, c]
 }
 )";
-  expect_same(src, "qs", {random_tensor({120, 3, 6}, rng), random_tensor({3, 6, 120}, rng)}, false);
-  expect_same(src, "qs_loss", {random_tensor({100, 2, 4}, rng), random_tensor({2, 4, 100}, rng)},
+  expect_same(src, "qs", {uniform_tensor({120, 3, 6}, rng), uniform_tensor({3, 6, 120}, rng)},
+              false);
+  expect_same(src, "qs_loss", {uniform_tensor({100, 2, 4}, rng), uniform_tensor({2, 4, 100}, rng)},
               true);
 }
 
@@ -112,13 +108,13 @@ def tri_loss(x: f64[n, K, d], y: f64[K, d, n], Q: f64[K, d, d]) -> f64 {
 }
 )";
   const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<Value> tri_args{random_tensor({100, 3, 5}, rng),
-                                    random_tensor({3, 5, 100}, rng), random_tensor({3, 5, 5}, rng),
-                                    Value::f64(inf)};
+  const std::vector<Value> tri_args{uniform_tensor({100, 3, 5}, rng),
+                                    uniform_tensor({3, 5, 100}, rng),
+                                    uniform_tensor({3, 5, 5}, rng), Value::f64(inf)};
   expect_same(src, "tri", tri_args, false);
   EXPECT_NE(emitted(src, "tri", tri_args).find("acc_array"), std::string::npos);
   // Per-term masks: the sums of column (0, 1), every term negative, are strong zeros.
-  Value x = random_tensor({90, 3, 4}, rng);
+  Value x = uniform_tensor({90, 3, 4}, rng);
   for (int64_t i = 0; i < 90; ++i) x.f64_mut()[static_cast<size_t>(i * 12 + 1)] = -1.0 - i;
   const std::vector<Value> relu_args{x, Value::f64(inf)};
   expect_same(src, "relu", relu_args, false);
@@ -130,8 +126,8 @@ def tri_loss(x: f64[n, K, d], y: f64[K, d, n], Q: f64[K, d, d]) -> f64 {
   EXPECT_EQ(r.value().f64_data()[1], 0.0);
   EXPECT_EQ(r.value().f64_data()[0], inf);
   expect_same(src, "tri_loss",
-              {random_tensor({80, 2, 4}, rng), random_tensor({2, 4, 80}, rng),
-               random_tensor({2, 4, 4}, rng)},
+              {uniform_tensor({80, 2, 4}, rng), uniform_tensor({2, 4, 80}, rng),
+               uniform_tensor({2, 4, 4}, rng)},
               true);
 }
 
@@ -144,7 +140,7 @@ def lt(Q: f64[d, d], y: f64[n, d]) -> f64[n, d] {
   for i, c. sum r. [r >= c] * Q[r, c] * y[i, r]
 }
 )";
-  const std::vector<Value> args{random_tensor({10, 10}, rng), random_tensor({50, 10}, rng)};
+  const std::vector<Value> args{uniform_tensor({10, 10}, rng), uniform_tensor({50, 10}, rng)};
   expect_same(src, "lt", args, false);
   EXPECT_NE(emitted(src, "lt", args).find("acc_array"), std::string::npos);
 }
@@ -161,7 +157,7 @@ def relu_corr(dy: f64[m, n], img: f64[h, w]) -> f64[3, 3] {
   for a: 3, b: 3. sum i: m, j: n. [dy[i, j] > 0.0] * dy[i, j] * img[i + a, j + b]
 }
 )";
-  const std::vector<Value> args{random_tensor({40, 37}, rng), random_tensor({42, 39}, rng)};
+  const std::vector<Value> args{uniform_tensor({40, 37}, rng), uniform_tensor({42, 39}, rng)};
   expect_same(src, "corr", args, false, 1e-12);
   EXPECT_NE(emitted(src, "corr", args).find("#pragma omp simd"), std::string::npos);
   expect_same(src, "relu_corr", args, false);
@@ -184,16 +180,16 @@ def rows(A: f64[m, n]) -> f64 {
   sum i, j. A[i, j] * A[i, j]
 }
 )";
-  const Value x = random_tensor({1000}, rng);
+  const Value x = uniform_tensor({1000}, rng);
   expect_same(src, "lse", {x}, true, 1e-12);
   EXPECT_NE(emitted(src, "lse", {x}).find("#pragma omp simd reduction(+:"), std::string::npos);
-  const Value short_x = random_tensor({100}, rng);
+  const Value short_x = uniform_tensor({100}, rng);
   expect_same(src, "lse", {short_x}, false);
   EXPECT_EQ(emitted(src, "lse", {short_x}).find("#pragma omp simd reduction"), std::string::npos);
   expect_same(src, "positive", {x}, false);
   EXPECT_EQ(emitted(src, "positive", {x}).find("#pragma omp simd reduction"), std::string::npos);
   // The inner loop of a sum over two indices; the total over rows stays a sum of sums.
-  const Value a = random_tensor({7, 300}, rng);
+  const Value a = uniform_tensor({7, 300}, rng);
   expect_same(src, "rows", {a}, true, 1e-12);
   EXPECT_NE(emitted(src, "rows", {a}).find("#pragma omp simd reduction(+:"), std::string::npos);
 }
@@ -214,8 +210,8 @@ def th(x: f64[n], y: f64[n]) -> f64[n] { for i. tanh(x[i]) }
 def sn(x: f64[n], y: f64[n]) -> f64 { sum i. sin(x[i]) }
 def ex(x: f64[n], y: f64[n]) -> f64[n] { for i. exp(x[i]) }
 )";
-  const Value x = random_tensor({9}, rng);
-  Value y = random_tensor({9}, rng);
+  const Value x = uniform_tensor({9}, rng);
+  Value y = uniform_tensor({9}, rng);
   for (double& v : y.f64_mut()) v = 0.5 + std::abs(v);
   expect_same(src, "each", {x, y}, false);
   expect_same(src, "total", {x, y}, false);
@@ -224,8 +220,8 @@ def ex(x: f64[n], y: f64[n]) -> f64[n] { for i. exp(x[i]) }
   ASSERT_NE(code.find("cot_fn0("), std::string::npos);
   EXPECT_EQ(code.find("cot_vec::", code.find("cot_fn0(")), std::string::npos);
   // Long, the same loops call the vector versions.
-  const Value lx = random_tensor({1000}, rng);
-  Value ly = random_tensor({1000}, rng);
+  const Value lx = uniform_tensor({1000}, rng);
+  Value ly = uniform_tensor({1000}, rng);
   for (double& v : ly.f64_mut()) v = 0.5 + std::abs(v);
   expect_same(src, "each", {lx, ly}, false, 1e-12);
   EXPECT_NE(emitted(src, "each", {lx, ly}).find("cot_vec::tanh("), std::string::npos);
@@ -240,8 +236,8 @@ def pick(x: f64[n]) -> f64 {
   if n <= 4 then sum i. sin(x[i]) else sum i. tanh(x[i])
 }
 )";
-  const Value small = random_tensor({3}, rng);
-  const Value large = random_tensor({9}, rng);
+  const Value small = uniform_tensor({3}, rng);
+  const Value large = uniform_tensor({9}, rng);
   expect_same(src, "pick", {small}, false);
   expect_same(src, "pick", {large}, false);
   const std::string small_code = emitted(src, "pick", {small});
@@ -264,7 +260,7 @@ def soft(x: f64[n]) -> f64[n] {
   for i. exp(x[i]) / (1.0 + exp(x[i]))
 }
 )";
-  const Value x = random_tensor({50000}, rng);
+  const Value x = uniform_tensor({50000}, rng);
   const std::string code = emitted(src, "soft", {x});
   EXPECT_NE(code.find("#pragma omp for simd schedule(static)"), std::string::npos);
   EXPECT_EQ(code.find("first_fail"), std::string::npos);
@@ -294,9 +290,9 @@ def full(y: f64[m], ker: f64[p]) -> f64[m + p - 1] {
 }
 )";
   // The kernel gradient's sums run in lanes (reassociated): within 1e-12, not to the bit.
-  expect_same(src, "conv_loss", {random_tensor({23, 19}, rng), random_tensor({5, 3}, rng)}, true,
+  expect_same(src, "conv_loss", {uniform_tensor({23, 19}, rng), uniform_tensor({5, 3}, rng)}, true,
               1e-12);
-  expect_same(src, "full", {random_tensor({40}, rng), random_tensor({7}, rng)}, false);
+  expect_same(src, "full", {uniform_tensor({40}, rng), uniform_tensor({7}, rng)}, false);
 }
 
 TEST(NativeLowering, skipped_points_are_strong_zeros) {
@@ -314,13 +310,13 @@ def upper(x: f64[n, m], t: f64) -> f64[n] {
 )";
   std::mt19937_64 rng(4);
   const double inf = std::numeric_limits<double>::infinity();
-  expect_same(src, "none", {random_tensor({6}, rng), Value::f64(inf)}, false);
-  expect_same(src, "upper", {random_tensor({6, 70}, rng), Value::f64(inf)}, false);
+  expect_same(src, "none", {uniform_tensor({6}, rng), Value::f64(inf)}, false);
+  expect_same(src, "upper", {uniform_tensor({6, 70}, rng), Value::f64(inf)}, false);
   auto m = Module::from_string(src, "lowering.cot");
   ASSERT_TRUE(m.ok());
   EvalOptions native;
   native.backend = Backend::Native;
-  auto r = m.value().evaluate("none", {random_tensor({6}, rng), Value::f64(inf)}, native);
+  auto r = m.value().evaluate("none", {uniform_tensor({6}, rng), Value::f64(inf)}, native);
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r.value().as_f64(), 0.0);
 }

@@ -165,10 +165,7 @@ namespace cotangent {
 namespace COTANGENT_TEST_UNIT {
 
 Value random_vector(int64_t n, std::mt19937_64& rng) {
-  Value v = Value::zeros(DType::F64, {n});
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (double& x : v.f64_mut()) x = u(rng);
-  return v;
+  return e2e::uniform_tensor({n}, rng);
 }
 
 // Stencils whose borders branch, through the native backend (partitioned) and the interpreter;

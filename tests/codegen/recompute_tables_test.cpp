@@ -146,12 +146,7 @@ TEST(RecomputeTables, a_read_whose_offset_does_not_split_into_the_nest_keeps_the
 namespace cotangent {
 namespace COTANGENT_TEST_UNIT {
 
-Value uniform(std::vector<int64_t> shape, std::mt19937_64& rng) {
-  Value v = Value::zeros(DType::F64, std::move(shape));
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (double& x : v.f64_mut()) x = u(rng);
-  return v;
-}
+using e2e::uniform_tensor;
 
 // The GMM gradient (examples/gradbench/gmm.cot) at k = 20, d = 8, n = 1000, where its [k, d, n]
 // table of 2 w_ji (Q_j x_i)_r (1.3 MB) is recomputed at its reads: the native gradient agrees
@@ -161,9 +156,12 @@ TEST(RecomputeTables, the_gmm_gradient_agrees_with_the_interpreter) {
   ASSERT_TRUE(m.ok()) << m.message();
   std::mt19937_64 rng(7);
   const int64_t k = 20, d = 8, n = 1000;
-  const std::vector<Value> args{uniform({k}, rng),    uniform({k, d}, rng),
-                                uniform({k, d}, rng), uniform({k, d * (d - 1) / 2}, rng),
-                                uniform({n, d}, rng), Value::i64(0),
+  const std::vector<Value> args{uniform_tensor({k}, rng),
+                                uniform_tensor({k, d}, rng),
+                                uniform_tensor({k, d}, rng),
+                                uniform_tensor({k, d * (d - 1) / 2}, rng),
+                                uniform_tensor({n, d}, rng),
+                                Value::i64(0),
                                 Value::f64(1.0)};
   auto compiled =
       m.value().compile({{"gradient", std::nullopt, {}, args}}, CompileOptions{1, 0, {}});

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -264,6 +265,14 @@ inline std::string compare_values(const Value& a, const Value& b, double tol) {
     return "types differ: " + a.type_string() + " and " + b.type_string();
   }
   return compare_value(a, json::parse(value_to_json(b)), tol);
+}
+
+// An f64 tensor of the shape with elements uniform in [-1, 1) (the native lowering's tests).
+inline Value uniform_tensor(std::vector<int64_t> shape, std::mt19937_64& rng) {
+  Value v = Value::zeros(DType::F64, std::move(shape));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (double& x : v.f64_mut()) x = u(rng);
+  return v;
 }
 
 // The arguments of a case, read with the function's parameter kinds.
