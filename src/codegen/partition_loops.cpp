@@ -5,12 +5,12 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "codegen/expr.h"
+#include "codegen/loop_ir_walk.h"
 
 namespace cot::codegen {
 
@@ -119,56 +119,6 @@ bool innermost(const Body& body) {
   return true;
 }
 
-// Every expression a statement holds (not those of nested bodies).
-template <class F>
-void exprs_of(const Stmt& s, F&& f) {
-  std::visit(
-      [&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, Declare> || std::is_same_v<T, Assign>) {
-          f(op.value);
-        } else if constexpr (std::is_same_v<T, Store>) {
-          f(op.index);
-          f(op.value);
-        } else if constexpr (std::is_same_v<T, CheckedInt>) {
-          for (const ExprP& a : op.args) f(a);
-        } else if constexpr (std::is_same_v<T, For>) {
-          f(op.begin);
-          f(op.end);
-        } else if constexpr (std::is_same_v<T, If>) {
-          f(op.cond);
-        } else if constexpr (std::is_same_v<T, Fail>) {
-          for (const ExprP& a : op.values) f(a);
-        } else if constexpr (std::is_same_v<T, Alloc> || std::is_same_v<T, StackGrow>) {
-          f(op.count);
-        } else if constexpr (std::is_same_v<T, View>) {
-          f(op.offset);
-        } else if constexpr (std::is_same_v<T, Copy> || std::is_same_v<T, Combine>) {
-          f(op.dst_offset);
-          f(op.src_offset);
-          f(op.count);
-        } else if constexpr (std::is_same_v<T, Fill>) {
-          f(op.offset);
-          f(op.count);
-          f(op.value);
-        }
-      },
-      s.op);
-}
-
-// Nested bodies of a statement.
-template <class F>
-void bodies_of(const Stmt& s, F&& f) {
-  if (const auto* i = std::get_if<If>(&s.op)) {
-    f(i->then_body);
-    f(i->else_body);
-  } else if (const auto* l = std::get_if<For>(&s.op)) {
-    f(l->body);
-  } else if (const auto* l = std::get_if<Forever>(&s.op)) {
-    f(l->body);
-  }
-}
-
 // What the body of the loop over `index` knows of its locals: the i64 locals that are linear in
 // the index (declared once, never assigned), and the locals it assigns.
 class LoopFacts {
@@ -238,7 +188,7 @@ class LoopFacts {
       if (const auto* d = std::get_if<Declare>(&s.op)) ++declared_[d->local];
       if (const auto* c = std::get_if<CheckedInt>(&s.op)) ++declared_[c->local];
       if (const auto* a = std::get_if<Assign>(&s.op)) assigned_.insert(a->local);
-      bodies_of(s, [&](const Body& b) { count(b); });
+      for_each_body(s, [&](const Body& b) { count(b); });
     }
   }
   // In statement order, so a local's value may use those declared before it.
@@ -258,7 +208,7 @@ class LoopFacts {
           single_valued(l)) {
         linear_[l] = *value;
       }
-      bodies_of(s, [&](const Body& b) { learn(fn, b); });
+      for_each_body(s, [&](const Body& b) { learn(fn, b); });
     }
   }
 
@@ -279,8 +229,8 @@ void tests_in(const ExprP& e, const LoopFacts& facts, std::vector<Test>& out) {
 
 void tests_in(const Body& body, const LoopFacts& facts, std::vector<Test>& out) {
   for (const Stmt& s : body) {
-    exprs_of(s, [&](const ExprP& e) { tests_in(e, facts, out); });
-    bodies_of(s, [&](const Body& b) { tests_in(b, facts, out); });
+    for_each_expr(s, [&](const ExprP& e) { tests_in(e, facts, out); });
+    for_each_body(s, [&](const Body& b) { tests_in(b, facts, out); });
   }
 }
 
@@ -339,57 +289,21 @@ class Specializer {
 
   Stmt stmt(const Stmt& s) {
     Stmt out = s;
-    std::visit(
-        [&](auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, Declare>) {
-            op.value = expr(op.value);
-            const Local& info = fn_.locals.at(static_cast<size_t>(op.local));
-            if (info.type == Scalar::Bool && !info.is_mask && !info.is_pointer &&
-                as_bool(op.value) && facts_.single_valued(op.local)) {
-              known_[op.local] = op.value;
-            }
-          } else if constexpr (std::is_same_v<T, Assign>) {
-            op.value = expr(op.value);
-          } else if constexpr (std::is_same_v<T, Store>) {
-            op.index = expr(op.index);
-            op.value = expr(op.value);
-          } else if constexpr (std::is_same_v<T, CheckedInt>) {
-            for (ExprP& a : op.args) a = expr(a);
-          } else if constexpr (std::is_same_v<T, For>) {
-            op.begin = expr(op.begin);
-            op.end = expr(op.end);
-            op.body = body(op.body);
-          } else if constexpr (std::is_same_v<T, Forever>) {
-            op.body = body(op.body);
-          } else if constexpr (std::is_same_v<T, If>) {
-            op.cond = expr(op.cond);
-            if (auto c = as_bool(op.cond)) {
-              // Only the branch taken, in its own block still (its declarations keep their scope).
-              op.then_body = body(*c ? op.then_body : op.else_body);
-              op.else_body.clear();
-              op.cond = lit_bool(true);
-            } else {
-              op.then_body = body(op.then_body);
-              op.else_body = body(op.else_body);
-            }
-          } else if constexpr (std::is_same_v<T, Fail>) {
-            for (ExprP& a : op.values) a = expr(a);
-          } else if constexpr (std::is_same_v<T, Alloc> || std::is_same_v<T, StackGrow>) {
-            op.count = expr(op.count);
-          } else if constexpr (std::is_same_v<T, View>) {
-            op.offset = expr(op.offset);
-          } else if constexpr (std::is_same_v<T, Copy> || std::is_same_v<T, Combine>) {
-            op.dst_offset = expr(op.dst_offset);
-            op.src_offset = expr(op.src_offset);
-            op.count = expr(op.count);
-          } else if constexpr (std::is_same_v<T, Fill>) {
-            op.offset = expr(op.offset);
-            op.count = expr(op.count);
-            op.value = expr(op.value);
-          }
-        },
-        out.op);
+    for_each_expr(out, [&](ExprP& e) { e = expr(e); });
+    if (auto* d = std::get_if<Declare>(&out.op)) {
+      const Local& info = fn_.locals.at(static_cast<size_t>(d->local));
+      if (info.type == Scalar::Bool && !info.is_mask && !info.is_pointer && as_bool(d->value) &&
+          facts_.single_valued(d->local)) {
+        known_[d->local] = d->value;
+      }
+    }
+    if (auto* i = std::get_if<If>(&out.op); i != nullptr && as_bool(i->cond)) {
+      // Only the branch taken, in its own block still (its declarations keep their scope).
+      if (!*as_bool(i->cond)) i->then_body = std::move(i->else_body);
+      i->else_body.clear();
+      i->cond = lit_bool(true);
+    }
+    for_each_body(out, [&](Body& b) { b = body(b); });
     return out;
   }
 

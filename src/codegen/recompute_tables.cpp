@@ -6,12 +6,12 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "codegen/expr.h"
+#include "codegen/loop_ir_walk.h"
 #include "codegen/memory_plan.h"
 
 namespace cot::codegen {
@@ -69,64 +69,31 @@ void pointers_of(const Stmt& s, F&& f) {
     if (e->kind == Expr::Kind::Load || e->kind == Expr::Kind::Local) f(e->local, false);
     for (const ExprP& a : e->args) loads(a);
   };
-  std::visit(
-      [&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, Declare> || std::is_same_v<T, Assign>) {
-          loads(op.value);
-        } else if constexpr (std::is_same_v<T, Store>) {
-          f(op.pointer, true);
-          loads(op.index);
-          loads(op.value);
-        } else if constexpr (std::is_same_v<T, CheckedInt>) {
-          for (const ExprP& a : op.args) loads(a);
-        } else if constexpr (std::is_same_v<T, For>) {
-          loads(op.begin);
-          loads(op.end);
-        } else if constexpr (std::is_same_v<T, If>) {
-          loads(op.cond);
-        } else if constexpr (std::is_same_v<T, Fail>) {
-          for (const ExprP& a : op.values) loads(a);
-        } else if constexpr (std::is_same_v<T, Alloc>) {
-          loads(op.count);
-        } else if constexpr (std::is_same_v<T, View>) {
-          f(op.base, false);
-          loads(op.offset);
-        } else if constexpr (std::is_same_v<T, Copy> || std::is_same_v<T, Combine>) {
-          f(op.dst, true);
-          f(op.src, false);
-          loads(op.dst_offset);
-          loads(op.src_offset);
-          loads(op.count);
-        } else if constexpr (std::is_same_v<T, Fill>) {
-          f(op.dst, true);
-          loads(op.offset);
-          loads(op.count);
-          loads(op.value);
-        } else if constexpr (std::is_same_v<T, Swap>) {
-          f(op.a, true);
-          f(op.b, true);
-        } else if constexpr (std::is_same_v<T, StackGrow>) {
-          f(op.pointer, true);
-          loads(op.count);
-        }
-      },
-      s.op);
+  for_each_expr(s, loads);
+  if (const auto* st = std::get_if<Store>(&s.op)) {
+    f(st->pointer, true);
+  } else if (const auto* v = std::get_if<View>(&s.op)) {
+    f(v->base, false);
+  } else if (const auto* c = std::get_if<Copy>(&s.op)) {
+    f(c->dst, true);
+    f(c->src, false);
+  } else if (const auto* m = std::get_if<Combine>(&s.op)) {
+    f(m->dst, true);
+    f(m->src, false);
+  } else if (const auto* l = std::get_if<Fill>(&s.op)) {
+    f(l->dst, true);
+  } else if (const auto* w = std::get_if<Swap>(&s.op)) {
+    f(w->a, true);
+    f(w->b, true);
+  } else if (const auto* g = std::get_if<StackGrow>(&s.op)) {
+    f(g->pointer, true);
+  }
 }
 
 template <class F>
 void each_body(Body& b, F&& f) {
   f(b);
-  for (Stmt& s : b) {
-    if (auto* i = std::get_if<If>(&s.op)) {
-      each_body(i->then_body, f);
-      each_body(i->else_body, f);
-    } else if (auto* l = std::get_if<For>(&s.op)) {
-      each_body(l->body, f);
-    } else if (auto* l = std::get_if<Forever>(&s.op)) {
-      each_body(l->body, f);
-    }
-  }
+  for (Stmt& s : b) for_each_body(s, [&](Body& inner) { each_body(inner, f); });
 }
 
 // What the whole function does with its pointers: how often each is named, and which buffer
@@ -279,19 +246,13 @@ void scalars_of(const LoopFunction& fn, const ExprP& e, std::set<LocalId>& out) 
 
 // Whether a statement of `b` (nested bodies included) assigns one of `locals`.
 bool assigns(const Body& b, const std::set<LocalId>& locals) {
+  bool hit = false;
   for (const Stmt& s : b) {
-    if (const auto* a = std::get_if<Assign>(&s.op); a != nullptr && locals.contains(a->local)) {
-      return true;
-    }
-    if (const auto* i = std::get_if<If>(&s.op)) {
-      if (assigns(i->then_body, locals) || assigns(i->else_body, locals)) return true;
-    } else if (const auto* l = std::get_if<For>(&s.op)) {
-      if (assigns(l->body, locals)) return true;
-    } else if (const auto* l = std::get_if<Forever>(&s.op)) {
-      if (assigns(l->body, locals)) return true;
-    }
+    const auto* a = std::get_if<Assign>(&s.op);
+    hit = hit || (a != nullptr && locals.contains(a->local));
+    for_each_body(s, [&](const Body& inner) { hit = hit || assigns(inner, locals); });
   }
-  return false;
+  return hit;
 }
 
 // Rewrites the reads of the producer's table in the consumer into its element's value.
@@ -311,48 +272,13 @@ class Recompute {
  private:
   bool stmt(Stmt& s) {
     bool ok = true;
-    auto fix = [&](ExprP& e) {
-      if (ok) ok = expr(e);
-    };
-    std::visit(
-        [&](auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, Declare> || std::is_same_v<T, Assign>) {
-            fix(op.value);
-          } else if constexpr (std::is_same_v<T, Store>) {
-            fix(op.index);
-            fix(op.value);
-          } else if constexpr (std::is_same_v<T, CheckedInt>) {
-            for (ExprP& a : op.args) fix(a);
-          } else if constexpr (std::is_same_v<T, For>) {
-            fix(op.begin);
-            fix(op.end);
-            auto b = as_i64(op.begin), e = as_i64(op.end);
-            if (b && e && *b < *e) ranges_[op.var] = {*b, *e - 1};
-            ok = ok && body(op.body);
-            ranges_.erase(op.var);
-          } else if constexpr (std::is_same_v<T, Forever>) {
-            ok = ok && body(op.body);
-          } else if constexpr (std::is_same_v<T, If>) {
-            fix(op.cond);
-            ok = ok && body(op.then_body) && body(op.else_body);
-          } else if constexpr (std::is_same_v<T, Fail>) {
-            for (ExprP& a : op.values) fix(a);
-          } else if constexpr (std::is_same_v<T, Alloc> || std::is_same_v<T, StackGrow>) {
-            fix(op.count);
-          } else if constexpr (std::is_same_v<T, View>) {
-            fix(op.offset);
-          } else if constexpr (std::is_same_v<T, Copy> || std::is_same_v<T, Combine>) {
-            fix(op.dst_offset);
-            fix(op.src_offset);
-            fix(op.count);
-          } else if constexpr (std::is_same_v<T, Fill>) {
-            fix(op.offset);
-            fix(op.count);
-            fix(op.value);
-          }
-        },
-        s.op);
+    for_each_expr(s, [&](ExprP& e) { ok = ok && expr(e); });
+    auto* f = std::get_if<For>(&s.op);
+    const auto b = f != nullptr ? as_i64(f->begin) : std::nullopt;
+    const auto e = f != nullptr ? as_i64(f->end) : std::nullopt;
+    if (b && e && *b < *e) ranges_[f->var] = {*b, *e - 1};
+    for_each_body(s, [&](Body& inner) { ok = ok && body(inner); });
+    if (f != nullptr) ranges_.erase(f->var);
     return ok;
   }
 
@@ -415,34 +341,18 @@ bool writes_into(const Body& b, const std::set<LocalId>& roots, const PointerFac
   for (const Stmt& s : b) {
     pointers_of(
         s, [&](LocalId p, bool write) { hit = hit || (write && roots.contains(facts.root(p))); });
-    if (const auto* i = std::get_if<If>(&s.op)) {
-      hit =
-          hit || writes_into(i->then_body, roots, facts) || writes_into(i->else_body, roots, facts);
-    } else if (const auto* l = std::get_if<For>(&s.op)) {
-      hit = hit || writes_into(l->body, roots, facts);
-    } else if (const auto* l = std::get_if<Forever>(&s.op)) {
-      hit = hit || writes_into(l->body, roots, facts);
-    }
-    if (hit) return true;
+    for_each_body(s, [&](const Body& inner) { hit = hit || writes_into(inner, roots, facts); });
   }
-  return false;
+  return hit;
 }
 
 // Whether a statement (nested bodies included) names the pointer.
 bool mentions(const Stmt& s, LocalId pointer) {
   bool hit = false;
   pointers_of(s, [&](LocalId q, bool) { hit = hit || q == pointer; });
-  auto in = [&](const Body& body) {
-    for (const Stmt& t : body) hit = hit || mentions(t, pointer);
-  };
-  if (const auto* i = std::get_if<If>(&s.op)) {
-    in(i->then_body);
-    in(i->else_body);
-  } else if (const auto* l = std::get_if<For>(&s.op)) {
-    in(l->body);
-  } else if (const auto* l = std::get_if<Forever>(&s.op)) {
-    in(l->body);
-  }
+  for_each_body(s, [&](const Body& inner) {
+    for (const Stmt& t : inner) hit = hit || mentions(t, pointer);
+  });
   return hit;
 }
 
@@ -487,15 +397,7 @@ void recompute_in(LoopFunction& fn, Body& b) {
       k = k > 0 ? k - 1 : 0;  // the table's allocation may have gone from before k
       continue;
     }
-    Stmt& s = b[k];
-    if (auto* i = std::get_if<If>(&s.op)) {
-      recompute_in(fn, i->then_body);
-      recompute_in(fn, i->else_body);
-    } else if (auto* l = std::get_if<For>(&s.op)) {
-      recompute_in(fn, l->body);
-    } else if (auto* l = std::get_if<Forever>(&s.op)) {
-      recompute_in(fn, l->body);
-    }
+    for_each_body(b[k], [&](Body& inner) { recompute_in(fn, inner); });
     ++k;
   }
 }
