@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/expr.h"
+#include "codegen/linear_form.h"
 #include "codegen/loop_ir_walk.h"
 
 namespace cot::codegen {
@@ -25,24 +26,6 @@ constexpr int64_t kMinTrips = 32;
 struct Linear {
   int64_t a = 0, c = 0;
 };
-
-std::optional<Linear> combine(Linear x, Linear y, int64_t sign) {
-  Linear r;
-  int64_t ya = 0, yc = 0;
-  if (__builtin_mul_overflow(y.a, sign, &ya) || __builtin_mul_overflow(y.c, sign, &yc) ||
-      __builtin_add_overflow(x.a, ya, &r.a) || __builtin_add_overflow(x.c, yc, &r.c)) {
-    return std::nullopt;
-  }
-  return r;
-}
-
-std::optional<Linear> scale(Linear x, int64_t k) {
-  Linear r;
-  if (__builtin_mul_overflow(x.a, k, &r.a) || __builtin_mul_overflow(x.c, k, &r.c)) {
-    return std::nullopt;
-  }
-  return r;
-}
 
 bool is_comparison(Prim p) {
   return p == Prim::Lt || p == Prim::Le || p == Prim::Gt || p == Prim::Ge || p == Prim::Eq ||
@@ -128,30 +111,14 @@ class LoopFacts {
     learn(fn, body);
   }
 
-  std::optional<Linear> linear(const ExprP& e) const {
-    if (!e || e->type != Scalar::I64) return std::nullopt;
-    switch (e->kind) {
-      case Expr::Kind::Lit:
-        return Linear{0, e->lit.integer};
-      case Expr::Kind::Local: {
-        if (e->local == index_) return Linear{1, 0};
-        auto it = linear_.find(e->local);
-        if (it == linear_.end()) return std::nullopt;
-        return it->second;
-      }
-      case Expr::Kind::Prim:
-        return linear_prim(e->prim, e->args);
-      default:
-        return std::nullopt;
-    }
-  }
+  std::optional<Linear> linear(const ExprP& e) const { return of_index(form(e)); }
   std::optional<Test> test(const ExprP& e) const {
     if (!e || e->kind != Expr::Kind::Prim || !is_comparison(e->prim) || e->args.size() != 2) {
       return std::nullopt;
     }
-    auto x = linear(e->args[0]), y = linear(e->args[1]);
+    auto x = form(e->args[0]), y = form(e->args[1]);
     if (!x || !y) return std::nullopt;
-    auto d = combine(*x, *y, -1);
+    auto d = of_index(add_forms(std::move(*x), *y, -1));
     if (!d) return std::nullopt;
     return Test{e->prim, *d};
   }
@@ -162,26 +129,24 @@ class LoopFacts {
   }
 
  private:
-  std::optional<Linear> linear_prim(Prim p, const std::vector<ExprP>& args) const {
-    if (p == Prim::Neg && args.size() == 1) {
-      auto x = linear(args[0]);
-      return x ? scale(*x, -1) : std::nullopt;
-    }
-    if (args.size() != 2) return std::nullopt;
-    auto x = linear(args[0]), y = linear(args[1]);
-    if (!x || !y) return std::nullopt;
-    switch (p) {
-      case Prim::Add:
-        return combine(*x, *y, 1);
-      case Prim::Sub:
-        return combine(*x, *y, -1);
-      case Prim::Mul:
-        if (x->a == 0) return scale(*y, x->c);
-        if (y->a == 0) return scale(*x, y->c);
-        return std::nullopt;
-      default:
-        return std::nullopt;
-    }
+  // The index itself, or a local linear in it.
+  std::optional<LinearForm> local_form(LocalId l) const {
+    if (l == index_) return LinearForm{{{index_, 1}}, 0};
+    auto it = linear_.find(l);
+    if (it == linear_.end()) return std::nullopt;
+    LinearForm f{{}, it->second.c};
+    if (it->second.a != 0) f.coef[index_] = it->second.a;
+    return f;
+  }
+  std::optional<LinearForm> form(const ExprP& e) const {
+    return linear_form(e, [this](LocalId l) { return local_form(l); });
+  }
+  // a * index + c, when the form names nothing else.
+  std::optional<Linear> of_index(const std::optional<LinearForm>& f) const {
+    if (!f) return std::nullopt;
+    auto it = f->coef.find(index_);
+    if (f->coef.size() > (it == f->coef.end() ? 0u : 1u)) return std::nullopt;
+    return Linear{it == f->coef.end() ? 0 : it->second, f->c};
   }
   void count(const Body& body) {
     for (const Stmt& s : body) {
@@ -201,7 +166,8 @@ class LoopFacts {
         value = linear(d->value);
       } else if (const auto* c = std::get_if<CheckedInt>(&s.op)) {
         l = c->local;
-        value = c->args.size() == 2 ? linear_prim(c->prim, c->args) : std::nullopt;
+        value =
+            of_index(linear_form(c->prim, c->args, [this](LocalId v) { return local_form(v); }));
       }
       const Local* info = l >= 0 ? &fn.locals.at(static_cast<size_t>(l)) : nullptr;
       if (value && info->type == Scalar::I64 && !info->is_mask && !info->is_pointer &&

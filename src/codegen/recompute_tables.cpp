@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/expr.h"
+#include "codegen/linear_form.h"
 #include "codegen/loop_ir_walk.h"
 #include "codegen/memory_plan.h"
 
@@ -18,47 +19,9 @@ namespace cot::codegen {
 
 namespace {
 
-// sum coef[v] * v + c over i64 locals v.
-struct Linear {
-  std::map<LocalId, int64_t> coef;
-  int64_t c = 0;
-};
-
-std::optional<Linear> linear(const ExprP& e) {
-  if (!e || e->type != Scalar::I64) return std::nullopt;
-  if (e->kind == Expr::Kind::Lit) return Linear{{}, e->lit.integer};
-  if (e->kind == Expr::Kind::Local) return Linear{{{e->local, 1}}, 0};
-  if (e->kind != Expr::Kind::Prim || e->args.size() != 2) return std::nullopt;
-  auto x = linear(e->args[0]), y = linear(e->args[1]);
-  if (!x || !y) return std::nullopt;
-  auto add = [](Linear a, const Linear& b, int64_t sign) -> std::optional<Linear> {
-    for (const auto& [v, k] : b.coef) {
-      int64_t t = 0;
-      if (__builtin_mul_overflow(k, sign, &t) || __builtin_add_overflow(a.coef[v], t, &a.coef[v])) {
-        return std::nullopt;
-      }
-    }
-    int64_t t = 0;
-    if (__builtin_mul_overflow(b.c, sign, &t) || __builtin_add_overflow(a.c, t, &a.c)) {
-      return std::nullopt;
-    }
-    std::erase_if(a.coef, [](const auto& kv) { return kv.second == 0; });
-    return a;
-  };
-  switch (e->prim) {
-    case Prim::Add:
-      return add(*x, *y, 1);
-    case Prim::Sub:
-      return add(*x, *y, -1);
-    case Prim::Mul: {
-      const Linear* k = x->coef.empty() ? &*x : y->coef.empty() ? &*y : nullptr;
-      if (k == nullptr) return std::nullopt;
-      const Linear& other = k == &*x ? *y : *x;
-      return add(Linear{}, other, k->c);
-    }
-    default:
-      return std::nullopt;
-  }
+// The linear form of an offset, each local a variable of its own.
+std::optional<LinearForm> linear(const ExprP& e) {
+  return linear_form(e, [](LocalId l) { return LinearForm{{{l, 1}}, 0}; });
 }
 
 // Every pointer a statement (not its nested bodies) names, and whether it writes through it.
