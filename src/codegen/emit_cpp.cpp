@@ -376,7 +376,8 @@ class Emitter {
     // A long generator whose iterations are flat runs in vector lanes (and calls the vector
     // math of codegen/vector_math.h); short ones keep the scalar functions' rounding.
     const bool cannot_fail = !may_fail(f.body);
-    const bool lanes = f.parallel && runs_long(f) && !has_loop_or_buffer(f.body) && cannot_fail;
+    const bool lanes =
+        (f.parallel || f.independent) && runs_long(f) && !has_loop_or_buffer(f.body) && cannot_fail;
     if (!f.parallel || (trips && *trips * per_iteration < kParallelWork)) {
       const bool simd = f.simd || lanes || f.sum_into >= 0;
       if (f.simd || lanes) {

@@ -105,6 +105,9 @@ struct For {
   ExprP begin, end;
   Body body;
   bool parallel = false;  // iterations are independent (OpenMP across threads)
+  // Iterations are independent (a generator's points), though on one thread unless parallel:
+  // a long flat body runs in vector lanes (`omp simd`).
+  bool independent = false;
   // A parallel loop's buffers come from a per-thread arena of this many bytes (plan_memory).
   int64_t thread_arena_bytes = 0;
   int arena = 0;  // plan_memory: the arena its body's buffers use (0: the function's)

@@ -816,18 +816,22 @@ class Lowerer {
     }
     return out;
   }
+  // What a nest of loops over points may assume: a reduction's points run in order; a
+  // generator's are independent, and its outermost loop may fork threads (the outermost
+  // generator of the function only: For::parallel).
+  enum class PointLoops { Ordered, Independent, Parallel };
   // Nested For loops over `ivars` (row-major), the index variables bound; `body` gets the
   // point's row-major number.
   template <class F>
   void for_points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& ext,
-                  bool parallel, F&& body) {
-    points(ivars, ext, 0, lit_i64(0), parallel, body);
+                  PointLoops kind, F&& body) {
+    points(ivars, ext, 0, lit_i64(0), kind, body);
     tighten_ = nullptr;  // set by the caller for these loops only
     tighten_strong_ = -1;
   }
   template <class F>
   void points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& extents, size_t d,
-              ExprP linear, bool parallel, F& body) {
+              ExprP linear, PointLoops kind, F& body) {
     if (d == ivars.size()) {
       body(linear);
       return;
@@ -884,13 +888,15 @@ class Lowerer {
       LocalId t = counted ? out_.new_local("t", Scalar::I64) : i;
       Body b = nested([&] {
         if (counted) emit(Declare{i, add_i64(from, local(out_, t))});
-        points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)), false,
-               body);
+        points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)),
+               kind == PointLoops::Parallel ? PointLoops::Independent : kind, body);
       });
       if (counted) {
         emit(For{t, lit_i64(0), lit_i64(*width), std::move(b), false});
       } else {
-        emit(For{i, std::move(from), std::move(to), std::move(b), parallel && d == 0});
+        For loop{i, std::move(from), std::move(to), std::move(b), kind == PointLoops::Parallel};
+        loop.independent = kind != PointLoops::Ordered;
+        emit(std::move(loop));
       }
     };
     if (cuts.size() > 2) {
@@ -1190,18 +1196,21 @@ class Lowerer {
       bind(v, dst);
       return;
     }
+    // Inside another loop the points still run independently, on one thread (in vector lanes
+    // when the body allows): the outermost loop alone forks.
     const bool parallel = loop_depth_ == 0;
     if (parallel) out_.uses_parallel = true;
     ++loop_depth_;
     splits_ = window_splits(op, ext);
-    for_points(op.ivars, ext, parallel, [&](const ExprP& point) {
-      auto saved = std::move(splits_);  // for this generator's loops only
-      splits_.clear();
-      Val slot = view(dst, add_i64(dst.offset, mul_i64(point, inner_n)), inner_dims);
-      std::vector<Val> dests{slot};
-      lower_block(op.body, &dests);
-      splits_ = std::move(saved);
-    });
+    for_points(op.ivars, ext, parallel ? PointLoops::Parallel : PointLoops::Independent,
+               [&](const ExprP& point) {
+                 auto saved = std::move(splits_);  // for this generator's loops only
+                 splits_.clear();
+                 Val slot = view(dst, add_i64(dst.offset, mul_i64(point, inner_n)), inner_dims);
+                 std::vector<Val> dests{slot};
+                 lower_block(op.body, &dests);
+                 splits_ = std::move(saved);
+               });
     splits_.clear();
     --loop_depth_;
     bind(v, dst);
@@ -1375,9 +1384,10 @@ class Lowerer {
         };
         Body terms_loops = nested([&] {
           if (!lanes) {
-            for_points(red->ivars, sum_ext, false, [&](const ExprP&) {
+            for_points(red->ivars, sum_ext, PointLoops::Ordered, [&](const ExprP&) {
               tighten_block();
-              for_points(inner, inner_ext, false, [&](const ExprP& m) { term(m, m); });
+              for_points(inner, inner_ext, PointLoops::Ordered,
+                         [&](const ExprP& m) { term(m, m); });
             });
             return;
           }
@@ -1389,7 +1399,7 @@ class Lowerer {
           const int64_t groups = extent / kLanes, rest = extent % kLanes;
           auto group = [&](const ExprP& start, int64_t count) {
             tighten_block();
-            for_points(inner, inner_ext, false, [&](const ExprP& m) {
+            for_points(inner, inner_ext, PointLoops::Ordered, [&](const ExprP& m) {
               const LocalId l = out_.new_local("lane", Scalar::I64);
               ranges_[l] = Interval{0, count - 1};
               Body lane = nested([&] {
@@ -1404,7 +1414,7 @@ class Lowerer {
               emit(std::move(f));
             });
           };
-          for_points(head, head_ext, false, [&](const ExprP&) {
+          for_points(head, head_ext, PointLoops::Ordered, [&](const ExprP&) {
             if (groups > 0) {
               const LocalId g = out_.new_local("group", Scalar::I64);
               ranges_[g] = Interval{0, groups - 1};
@@ -1444,7 +1454,7 @@ class Lowerer {
         ir::Block rest;
         rest.stmts.assign(op.body.stmts.begin() + 1, op.body.stmts.end());
         rest.results = op.body.results;
-        for_points(inner, inner_ext, false, [&](const ExprP& m) {
+        for_points(inner, inner_ext, PointLoops::Ordered, [&](const ExprP& m) {
           ExprP skipped = lit_bool(false);
           if (tight) {
             whole_pred_ = *guard;
@@ -1467,7 +1477,8 @@ class Lowerer {
       if (outer.empty()) {
         sums(lit_i64(0));
       } else {
-        for_points(outer, outer_ext, parallel, sums);
+        for_points(outer, outer_ext, parallel ? PointLoops::Parallel : PointLoops::Independent,
+                   sums);
       }
     });
     --loop_depth_;
@@ -1557,7 +1568,7 @@ class Lowerer {
       }
       ++loop_depth_;
       const size_t loops_at = bodies_.back()->size();
-      for_points(op.ivars, ext, false, [&](const ExprP&) {
+      for_points(op.ivars, ext, PointLoops::Ordered, [&](const ExprP&) {
         std::vector<Val> res = lower_block(op.body, nullptr);
         const Val& x = res.at(0);
         ExprP acc_e = local(out_, acc);
@@ -1619,7 +1630,7 @@ class Lowerer {
       masked_terms = true;
     }
     ++loop_depth_;
-    for_points(op.ivars, ext, false, [&](const ExprP&) {
+    for_points(op.ivars, ext, PointLoops::Ordered, [&](const ExprP&) {
       std::vector<Val> res = lower_block(op.body, nullptr);
       const Val& x = res.at(0);
       Body combine = nested([&] {
@@ -2047,7 +2058,7 @@ class Lowerer {
       tighten_strong_ = -1;
     }
     ++loop_depth_;
-    for_points(op.ivars, ext, false, [&](const ExprP&) {
+    for_points(op.ivars, ext, PointLoops::Ordered, [&](const ExprP&) {
       std::vector<Val> res = lower_block(op.body, nullptr);
       const Val& x = res.at(r);
       Body add = nested([&] {

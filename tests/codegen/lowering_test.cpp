@@ -276,6 +276,54 @@ def soft(x: f64[n]) -> f64[n] {
   EXPECT_EQ(e2e::compare_values(got.value(), want.value(), 1e-12), "");
 }
 
+TEST(NativeLowering, generators_inside_a_sequential_loop_run_in_vector_lanes) {
+  std::mt19937_64 rng(11);
+  // A step loop's generators run on one thread, in lanes (`omp simd`): the language makes a
+  // generator's points independent. Left to GCC, a run-time alias check that merged the arena's
+  // buffers into one range (which held the swapped loop states) sent the ode's loops to scalar
+  // code. A body that can fail (the gather's index check) stays in order, and so does a sum.
+  const char* src = R"(
+def steps(x: f64[n], s: i64) -> f64[n] {
+  loop y = x for step < s {
+    let a = for i. y[i] * x[i] + 0.5
+    for i. tanh(a[i]) + y[i]
+  }
+}
+def steps_loss(x: f64[n], s: i64) -> f64 {
+  let y = steps(x, s)
+  sum i. y[i] * y[i]
+}
+def gather_steps(x: f64[n], idx: i64[n], s: i64) -> f64[n] {
+  loop y = x for step < s {
+    for i. y[idx[i]] * 0.5 + x[i]
+  }
+}
+def total_steps(x: f64[n], s: i64) -> f64 {
+  loop t = 0.0 for step < s {
+    t + sum i. x[i] * x[i]
+  }
+}
+)";
+  const Value x = uniform_tensor({1000}, rng);
+  const Value s = Value::i64(3);
+  // In lanes, tanh is libmvec's: within 1e-12 of the interpreter, not to the bit.
+  expect_same(src, "steps", {x, s}, false, 1e-12);
+  expect_same(src, "steps_loss", {x, s}, true, 1e-12);
+  const std::string code = emitted(src, "steps", {x, s});
+  const size_t step = code.find("_step = ");
+  ASSERT_NE(step, std::string::npos) << code;
+  EXPECT_NE(code.find("#pragma omp simd\n", step), std::string::npos) << code;
+
+  Value idx = Value::zeros(DType::I64, {1000});
+  for (int64_t i = 0; i < 1000; ++i) idx.i64_mut()[static_cast<size_t>(i)] = (i * 7 + 3) % 1000;
+  expect_same(src, "gather_steps", {x, idx, s}, false);
+  const std::string gather = emitted(src, "gather_steps", {x, idx, s});
+  EXPECT_EQ(gather.find("#pragma omp simd\n", gather.find("_step = ")), std::string::npos)
+      << gather;
+  const std::string total = emitted(src, "total_steps", {x, s});
+  EXPECT_EQ(total.find("#pragma omp simd\n", total.find("_step = ")), std::string::npos) << total;
+}
+
 TEST(NativeLowering, windowed_sums_split_at_the_borders) {
   std::mt19937_64 rng(3);
   // The convolution's image gradient is a guarded sum over the output map: the lowering runs
