@@ -318,10 +318,13 @@ def total_steps(x: f64[n], s: i64) -> f64 {
   for (int64_t i = 0; i < 1000; ++i) idx.i64_mut()[static_cast<size_t>(i)] = (i * 7 + 3) % 1000;
   expect_same(src, "gather_steps", {x, idx, s}, false);
   const std::string gather = emitted(src, "gather_steps", {x, idx, s});
-  EXPECT_EQ(gather.find("#pragma omp simd\n", gather.find("_step = ")), std::string::npos)
-      << gather;
+  const size_t gather_step = gather.find("_step = ");
+  ASSERT_NE(gather_step, std::string::npos) << gather;
+  EXPECT_EQ(gather.find("#pragma omp simd\n", gather_step), std::string::npos) << gather;
   const std::string total = emitted(src, "total_steps", {x, s});
-  EXPECT_EQ(total.find("#pragma omp simd\n", total.find("_step = ")), std::string::npos) << total;
+  const size_t total_step = total.find("_step = ");
+  ASSERT_NE(total_step, std::string::npos) << total;
+  EXPECT_EQ(total.find("#pragma omp simd\n", total_step), std::string::npos) << total;
 }
 
 TEST(NativeLowering, windowed_sums_split_at_the_borders) {
