@@ -164,9 +164,7 @@ TEST(PartitionLoops, a_local_linear_in_the_index_is_followed) {
 namespace cotangent {
 namespace COTANGENT_TEST_UNIT {
 
-Value random_vector(int64_t n, std::mt19937_64& rng) {
-  return e2e::uniform_tensor({n}, rng);
-}
+using e2e::uniform_tensor;
 
 // Stencils whose borders branch, through the native backend (partitioned) and the interpreter;
 // their gradients read shifted by one the other way, under guards `[j + 1 < n]`.
@@ -197,7 +195,7 @@ def loss(x: f64[n], y: f64[n]) -> f64 {
   ASSERT_TRUE(m.ok()) << m.message();
   std::mt19937_64 rng(5);
   for (int64_t n : {int64_t{33}, int64_t{100}, int64_t{1001}}) {
-    const std::vector<Value> args{random_vector(n, rng), random_vector(n, rng)};
+    const std::vector<Value> args{uniform_tensor({n}, rng), uniform_tensor({n}, rng)};
     auto compiled = m.value().compile(
         {{"loss", std::nullopt, {}, args}, {"loss", DerivativeKind::ValueAndGrad, {}, args}},
         CompileOptions{1, 0, {}});
@@ -227,7 +225,7 @@ def ahead(x: f64[n]) -> f64[n] {
   auto m = Module::from_string(src, "partition.cot");
   ASSERT_TRUE(m.ok()) << m.message();
   std::mt19937_64 rng(6);
-  const std::vector<Value> args{random_vector(100, rng)};
+  const std::vector<Value> args{uniform_tensor({100}, rng)};
   auto compiled = m.value().compile({{"ahead", std::nullopt, {}, args}}, CompileOptions{1, 0, {}});
   ASSERT_TRUE(compiled.ok()) << compiled.message();
   auto want = m.value().evaluate("ahead", args);
