@@ -7,6 +7,7 @@
 
 #include "ad/inline.h"
 #include "codegen/emit_cpp.h"
+#include "codegen/fuse_loops.h"
 #include "codegen/lower.h"
 #include "codegen/memory_plan.h"
 #include "codegen/partition_loops.h"
@@ -21,6 +22,15 @@ using cotangent::DType;
 using cotangent::Value;
 
 namespace {
+
+// The loop-IR passes between lowering and emitting, in their order: recomputing cheap tables
+// removes producers, fusion then joins the sibling loops left, partitioning splits the fused
+// loops' boundary tests off, and the memory plan sees the final statement order.
+LoopFunction optimize_loops(LoopFunction lf) {
+  lf = partition_loops(fuse_loops(recompute_tables(std::move(lf))));
+  plan_memory(lf);
+  return lf;
+}
 
 Diagnostic internal_error(Span span, const std::string& what) {
   return Diagnostic{span, "internal error: " + what, {}, {}};
@@ -240,8 +250,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     if (auto* why = std::get_if<std::string>(&l)) {
       return internal_error(f->span, "the native backend cannot compile " + names[k] + ": " + *why);
     }
-    LoopFunction lf = partition_loops(recompute_tables(std::get<LoopFunction>(std::move(l))));
-    plan_memory(lf);
+    LoopFunction lf = optimize_loops(std::get<LoopFunction>(std::move(l)));
     NativeFunction nf;
     nf.fn_name_ = names[k];
     nf.sites_ = lf.sites;
@@ -326,8 +335,7 @@ std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& 
   if (auto* why = std::get_if<std::string>(&l)) {
     return internal_error(f->span, "the native backend cannot compile " + fn + ": " + *why);
   }
-  LoopFunction lf = partition_loops(recompute_tables(std::get<LoopFunction>(std::move(l))));
-  plan_memory(lf);
+  LoopFunction lf = optimize_loops(std::get<LoopFunction>(std::move(l)));
   StandaloneSignature sig;
   sig.name = c_name;
   std::string params;
