@@ -1,10 +1,10 @@
 // Fusing sibling loops on the loop IR (horizontal fusion, as Futhark fuses sibling maps): two
-// loops of one body over the same range, each the points of a generator, with only
-// allocations between them, run as one loop when the second reads what the first writes only
-// at the element the first writes in the same iteration. The Core IR's fusion already computes
-// a generator's element where it is read when that duplicates no work; what it leaves are
-// tables read more than once (a reverse pass's adjoints, a Runge-Kutta stage), each filled and
-// then read again by loops of its own. Fused, a stage's buffers are read while still in
+// long loops (which run in vector lanes) of one body over the same range, each the points of a
+// generator, with only allocations between them, run as one loop when the second reads what
+// the first writes only at the element the first writes in the same iteration. The Core IR's fusion
+// already computes a generator's element where it is read when that duplicates no work; what it
+// leaves are tables read more than once (a reverse pass's adjoints, a Runge-Kutta stage), each
+// filled and then read again by loops of its own. Fused, a stage's buffers are read while still in
 // registers or L1 (the second loop's loads of the first's elements become the stored values),
 // and a chain of element-wise loops costs one pass over its inputs instead of one per loop.
 //
