@@ -26,12 +26,9 @@ class Buffers {
  public:
   explicit Buffers(const LoopFunction& fn) { learn(fn.body); }
 
+  // `join` links roots only, so the chain ends.
   LocalId of(LocalId p) const {
-    for (int guard = 0; guard < 1000; ++guard) {
-      auto it = parent_.find(p);
-      if (it == parent_.end()) return p;
-      p = it->second;
-    }
+    for (auto it = parent_.find(p); it != parent_.end(); it = parent_.find(p)) p = it->second;
     return p;
   }
 
@@ -124,14 +121,17 @@ struct Effects {
   const LoopFunction& fn_;
 };
 
-// A loop whose iterations are a generator's points and whose body is plain element work that
-// assigns only its own locals.
-bool fusable(const For& f, const Effects& e) {
-  if (!(f.parallel || f.independent) || f.simd || f.sum_into >= 0 || !e.flat) return false;
+// A loop whose iterations are a generator's points, run in lanes.
+bool long_point_loop(const For& f) {
   // Short loops run one point at a time, and out-of-order execution overlaps their
   // iterations: a body made longer by fusion overlaps less (the LSTM's gates, 14 points each
   // with a sigmoid or tanh, ran 1.15-1.35 times slower fused). Long ones run in lanes.
-  if (!runs_long(f)) return false;
+  return (f.parallel || f.independent) && !f.simd && f.sum_into < 0 && runs_long(f);
+}
+
+// A body of plain element work that assigns only its own locals.
+bool element_work(const Effects& e) {
+  if (!e.flat) return false;
   for (const auto& [l, k] : e.last_assigned) {
     if (!e.declared.contains(l)) return false;
   }
@@ -227,13 +227,13 @@ class Fuser {
   }
 
   std::optional<For> fuse(const For& a, const For& b) const {
-    if (!(a.parallel || a.independent) || a.parallel != b.parallel ||
+    if (!long_point_loop(a) || !long_point_loop(b) || a.parallel != b.parallel ||
         a.independent != b.independent || !same_expr(a.begin, b.begin) ||
         !same_expr(a.end, b.end)) {
       return std::nullopt;
     }
     const Effects ea(fn_, a.body), eb(fn_, b.body);
-    if (!fusable(a, ea) || !fusable(b, eb)) return std::nullopt;
+    if (!element_work(ea) || !element_work(eb)) return std::nullopt;
     // One scope: the second body names nothing the first declares.
     for (LocalId l : ea.declared) {
       if (eb.named.contains(l) || eb.declared.contains(l) || l == b.var) return std::nullopt;
