@@ -48,6 +48,16 @@ ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
     for (size_t k = 0; k < l->state.size(); ++k) {
       if (!flags[k]) p.body.results.push_back(l->body.results[k]);
     }
+    // A saving loop (a reverse-mode primal differentiated again) keeps saving: its count and
+    // the stacks of its primal states are primal values that later statements read.
+    if (l->saves_states) {
+      const size_t n = l->state.size();
+      p.saves_states = true;
+      ps.results.push_back(st.results[n]);
+      for (size_t k = 0; k < n; ++k) {
+        if (!flags[k]) ps.results.push_back(st.results[n + 1 + k]);
+      }
+    }
     propagate_stmt(f, st, t);
     if (p.state.empty()) continue;
     ps.op = std::move(p);

@@ -8,7 +8,9 @@
 //   AdIdentity.TransposeJvpVjp             ⟨ct, J t⟩ = ⟨Jᵀ ct, t⟩ with jvp(g) and vjp(g), ρ ≤ 1e-10
 //   AdIdentity.JacobianMatchesJvpAndVjp    jacobian(g, a) = jvp columns = vjp rows, ρ ≤ 1e-10
 //   AdIdentity.HessianMatchesFdAndHvp      hessian(f, a) symmetric, = FD of grad(f, a) (ρ ≤ 1e-5),
-//                                          jvp(grad(f, a), a)(x, t) = H t (ρ ≤ 1e-9)
+//                                          jvp(grad(f, a), a)(x, t) = H t and
+//                                          grad(<grad(f, a), w>, a) = H w (ρ ≤ 1e-9)
+// Every third program (seed divisible by 3) nests its loops (RandomProgramOptions::loop_nests).
 //   AdIdentity.ValueAndGradMatchesGrad     value_and_grad(f) = (f, grad(f)) exactly
 //
 // ρ(x, y) = |x − y| / max(1, |x| + |y|); inner products and matrix-vector products are compared
@@ -145,6 +147,13 @@ std::map<std::string, std::string> derived_functions(const Case& c) {
             ") }\n";
   s["hvp"] = "def hvp(" + D + ", ta_: " + Ta + ") -> (" + Ta + ", " + Ta + ") { jvp(grad(f, " +
              a.name + "), " + a.name + ")(" + C + ", ta_) }\n";
+  // Reverse over reverse: the gradient of <grad(f, a), w> with respect to a is H w.
+  const std::string at = a.dims.size() == 1 ? "[i_]" : "[i_, j_]";
+  const std::string over = a.dims.size() == 1 ? "i_" : "i_, j_";
+  s["gw"] = "def gw(" + D + ", w_: " + Ta + ") -> f64 { let G_ = grad(f, " + a.name + ")(" + C +
+            "); sum " + over + ". G_" + at + " * w_" + at + " }\n";
+  s["rr"] = "def rr(" + D + ", w_: " + Ta + ") -> " + Ta + " { grad(gw, " + a.name + ")(" + C +
+            ", w_) }\n";
   return s;
 }
 
@@ -152,7 +161,10 @@ std::map<std::string, std::string> derived_functions(const Case& c) {
 // is tried alone, so that the message says which operator fails.
 Case make_case(uint64_t seed, const std::vector<std::string>& names) {
   Case c;
-  c.prog = random_program(seed);
+  // Every third program nests its loops, so each operator meets loops two and three deep.
+  RandomProgramOptions options;
+  options.loop_nests = seed % 3 == 0;
+  c.prog = random_program(seed, options);
   const std::vector<int> tensors = c.prog.tensor_params();
   c.active = tensors[seed % tensors.size()];
   const std::map<std::string, std::string> all = derived_functions(c);
@@ -585,6 +597,22 @@ Checked check_hessian(const Case& c, std::mt19937_64& rng) {
       }
       if (d.empty() && hv.size() != na) d = "hvp has the wrong number of elements\n";
     }
+    // grad(<grad(f, a), w>, a) = H w, reverse over reverse, with w = t.
+    EVAL_OR_FAIL(RR, c, "rr", hargs, extra);
+    if (d.empty()) {
+      const std::vector<double> tv = real_elements(t), rr = real_elements(RR);
+      if (rr.size() != na) d = "grad of <grad f, w> has the wrong number of elements\n";
+      for (size_t i = 0; i < na && i < rr.size() && d.empty(); ++i) {
+        const std::vector<double> row(h.begin() + static_cast<long>(i * na),
+                                      h.begin() + static_cast<long>((i + 1) * na));
+        const auto [want, mag] = inner(row, tv);
+        if (scaled_rho(rr[i], want, mag) > kHvpTol) {
+          d = "grad(<grad(f, a), w>, a) element " + std::to_string(i) + " = " + fmt(rr[i]) +
+              " but (H w) = " + fmt(want) + "\n  rr:      " + to_text(rr) +
+              "\n  hessian: " + to_text(h) + "\n";
+        }
+      }
+    }
     if (!d.empty()) return Checked::fail(d + repro(c, *args, extra));
     if (c.prog.uses_stop_gradient) return Checked::ran();  // no finite differences
     // Finite differences of grad(f, a), column by column.
@@ -687,7 +715,8 @@ TEST(AdIdentity, JacobianMatchesJvpAndVjp) {
 }
 
 TEST(AdIdentity, HessianMatchesFdAndHvp) {
-  fuzz("hessian(f) vs finite differences and hvp", 0.25, {"Hf", "gfa", "hvp"}, check_hessian);
+  fuzz("hessian(f) vs finite differences, hvp and reverse over reverse", 0.25,
+       {"Hf", "gfa", "hvp", "gw", "rr"}, check_hessian);
 }
 
 TEST(AdIdentity, ValueAndGradMatchesGrad) {

@@ -147,6 +147,7 @@ class Gen {
   std::string let_block(Ctx& c, int d, const std::function<std::string(Ctx&)>& body);
   std::string tuple_block(Ctx& c, int d, const std::function<std::string(Ctx&)>& body);
   std::string scalar_loop(Ctx& c, int d);
+  std::string loop_update(Ctx& c, int d);
   std::string vector_loop(Ctx& c, const std::string& L, int d);
   std::string trip_count(const Ctx& c);
 
@@ -506,7 +507,7 @@ std::string Gen::scalar_loop(Ctx& c, int d) {
   cc.vars.push_back({a, Ty::S()});
   switch (kind) {
     case 0: {  // one real state
-      const std::string upd = scalar(cc, d - 1);
+      const std::string upd = loop_update(cc, d - 1);
       return "(loop " + a + " = " + init + " for " + t + " < " + K + " { 0.5 * " + a + " + " + upd +
              " })";
     }
@@ -515,7 +516,7 @@ std::string Gen::scalar_loop(Ctx& c, int d) {
       cc.vars.push_back({b, Ty::S()});
       const std::string init2 = scalar(c, d - 1);
       const std::string q = fresh("q");
-      const std::string upd = scalar(cc, d - 1);
+      const std::string upd = loop_update(cc, d - 1);
       const std::string r = fresh("r");
       return "{ let (" + r + ", _) = loop (" + a + ", " + b + ") = (" + init + ", " + init2 +
              ") for " + t + " < " + K + " { let " + q + " = " + upd + "; (0.5 * " + a + " + " + b +
@@ -526,7 +527,7 @@ std::string Gen::scalar_loop(Ctx& c, int d) {
       const std::string cnt = fresh("c");
       Ctx cw = c;  // no counter variable in a while loop
       cw.vars.push_back({a, Ty::S()});
-      std::string upd = scalar(cw, d - 1);
+      std::string upd = loop_update(cw, d - 1);
       // The counter is not a counter variable of the generator (it is not bounded by a size);
       // it is an i64 the body may convert.
       const std::string r = fresh("r");
@@ -552,6 +553,13 @@ std::string Gen::scalar_loop(Ctx& c, int d) {
              ui + " + tanh(" + body + ") })";
     }
   }
+}
+
+// The update of a scalar loop's state: with loop_nests, most often a loop itself, so that counted
+// and while loops nest two and three deep in each other.
+std::string Gen::loop_update(Ctx& c, int d) {
+  if (opt_.loop_nests && d >= 1 && coin(0.6)) return scalar_loop(c, d);
+  return scalar(c, d);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -40,6 +40,9 @@ struct RandomProgramOptions {
   // stop_gradient changes derivatives but not values, so finite differences do not see it;
   // programs that use it say so in RandomProgram::uses_stop_gradient.
   bool allow_stop_gradient = true;
+  // Scalar loops take another loop as their update more often than not, so that loops nest two
+  // and three deep (counted in while, while in counted), as second derivatives must handle.
+  bool loop_nests = false;
 };
 
 struct GenParam {
