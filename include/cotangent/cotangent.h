@@ -164,6 +164,11 @@ class Module {
   // The functions a user defined (and, when asked, the prelude's), in definition order.
   std::vector<std::string> function_names(bool include_prelude = false) const;
   Result<FunctionInfo> function(const std::string& name) const;
+  // The errors of the user's functions that cannot run: a derived function the compiler failed
+  // to build (a limitation of AD, or an internal error), and every function that needs one, one
+  // error per function in definition order. The module's other functions run as usual; these
+  // report their error when called, printed or compiled.
+  std::vector<Error> broken_functions() const;
 
   // Evaluates `fn` with the reference interpreter.
   Result<Value> evaluate(const std::string& fn, const std::vector<Value>& args,

@@ -1,6 +1,7 @@
 #include "ad/derive.h"
 
 #include <functional>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -267,20 +268,33 @@ std::string derived_function_name(const ir::Program& program, ast::DerivKind kin
   return s + ")";
 }
 
-std::optional<DeriveError> build_derivatives(ir::Program& program, const DeriveOptions& options) {
-  Deriver d(program, options);
+std::map<std::string, DeriveError> build_each_derivative(
+    ir::Program& program, const DeriveOptions& options,
+    const std::optional<std::set<std::string>>& only) {
   std::vector<std::string> names;
   for (const auto& f : program.functions) {
-    if (unbuilt(f)) names.push_back(f.name);
+    if (unbuilt(f) && (!only || only->count(f.name) != 0)) names.push_back(f.name);
   }
-  try {
-    for (const auto& n : names) d.ensure_built(n);
-  } catch (const NotDifferentiable& e) {
-    return DeriveError{e.what(), false};
-  } catch (const std::logic_error& e) {
-    return DeriveError{e.what(), true};
+  std::map<std::string, DeriveError> failed;
+  for (const auto& n : names) {
+    // A fresh deriver per function: one that threw may have left its bookkeeping half done.
+    // What it built before failing (a grad a hessian needs) is complete and stays.
+    Deriver d(program, options);
+    try {
+      d.ensure_built(n);
+    } catch (const NotDifferentiable& e) {
+      failed.emplace(n, DeriveError{e.what(), false});
+    } catch (const std::logic_error& e) {
+      failed.emplace(n, DeriveError{e.what(), true});
+    }
   }
-  return std::nullopt;
+  return failed;
+}
+
+std::optional<DeriveError> build_derivatives(ir::Program& program, const DeriveOptions& options) {
+  auto failed = build_each_derivative(program, options);
+  if (failed.empty()) return std::nullopt;
+  return failed.begin()->second;
 }
 
 }  // namespace cot::ad

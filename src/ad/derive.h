@@ -9,7 +9,9 @@
 //   hessian   jacobian(grad(f, a), a).
 #pragma once
 
+#include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -38,6 +40,12 @@ struct NotDifferentiable : std::runtime_error {
 // as the vjp a jacobian uses, when the program does not have them yet).
 std::optional<DeriveError> build_derivatives(ir::Program& program,
                                              const DeriveOptions& options = {});
+// The same, but each derived function on its own (or those `only` names, and what they need):
+// one that cannot be built is left unbuilt and its error returned under its name, and the
+// others are built (a derived function that needs a failed one fails too, with its error).
+std::map<std::string, DeriveError> build_each_derivative(
+    ir::Program& program, const DeriveOptions& options = {},
+    const std::optional<std::set<std::string>>& only = std::nullopt);
 
 // The name a derivative operator gives its function: "grad(f, w)".
 std::string derived_function_name(const ir::Program& program, ast::DerivKind kind,

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -15,6 +16,7 @@
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
 #include "ir/printer.h"
+#include "ir/uses.h"
 #include "opt/pipeline.h"
 #include "syntax/parser.h"
 #include "syntax/prelude_text.h"
@@ -25,6 +27,10 @@ struct Module::Impl {
   std::shared_ptr<cot::SourceManager> sources;
   cot::ir::Program program;
   LoadOptions options;  // opt_level resolved
+  // The functions that cannot run, with the error each reports: a function the AD stage or the
+  // optimizer failed to build, and every function that needs one (design.md §2). The others
+  // load and run as usual.
+  std::map<std::string, Error> broken;
 };
 
 Error to_error(const cot::SourceManager& sm, const cot::Diagnostic& d) {
@@ -109,12 +115,15 @@ Result<T> guarded(F&& body) {
   }
 }
 
-// What the AD stage could not do, as an error of the module (`file`).
-Error derive_error(const std::string& file, const cot::ad::DeriveError& failed) {
+// What the AD stage could not do for the derived function `fn`, as an error of the module
+// (`file`).
+Error derive_error(const std::string& file, const std::string& fn,
+                   const cot::ad::DeriveError& failed) {
   Error e;
   e.file = file;
-  e.message = failed.internal ? "internal compiler error while differentiating: " + failed.message
-                              : "cannot differentiate: " + failed.message;
+  e.message = failed.internal
+                  ? "internal compiler error while differentiating " + fn + ": " + failed.message
+                  : "cannot differentiate " + fn + ": " + failed.message;
   e.help = failed.internal ? "please report this with the program that caused it"
                            : "apply the derivative operator to a function without it";
   e.rendered = e.file + ": error: " + e.message + "\n  help: " + e.help + "\n";
@@ -135,10 +144,21 @@ std::variant<int, Error> resolve_opt_level(int requested) {
   return e;
 }
 
-// Runs the optimizer on the functions `select` accepts. A pass that breaks the IR is a bug of
-// the compiler, reported as such with the pass's name.
-std::optional<Error> optimize(cot::ir::Program& program, const LoadOptions& options,
-                              const std::function<bool(const cot::ir::Function&)>& select) {
+// A pass that broke the IR: a bug of the compiler, reported as such with the pass's name.
+Error optimizer_error(const cot::opt::PipelineError& failed) {
+  Error e;
+  e.message = "internal compiler error in the optimizer pass `" + failed.pass + "` on " +
+              failed.function + ": " + failed.message;
+  e.help = "please report this with the program; --opt=0 runs it unoptimized";
+  e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
+  return e;
+}
+
+// Runs the optimizer on the functions `select` accepts; a function it fails on is left as it
+// was and recorded in `broken`.
+void optimize(cot::ir::Program& program, const LoadOptions& options,
+              const std::function<bool(const cot::ir::Function&)>& select,
+              std::map<std::string, Error>& broken) {
   cot::opt::PipelineOptions po;
   po.level = options.opt_level;
   po.dump_after = options.dump_after;
@@ -147,17 +167,30 @@ std::optional<Error> optimize(cot::ir::Program& program, const LoadOptions& opti
       options.dump(std::string(pass), f.name, cot::ir::print_function(p, f));
     };
   }
-  auto r = cot::opt::optimize_program(std::move(program), po, select);
-  if (auto* failed = std::get_if<cot::opt::PipelineError>(&r)) {
-    Error e;
-    e.message = "internal compiler error in the optimizer pass `" + failed->pass + "` on " +
-                failed->function + ": " + failed->message;
-    e.help = "please report this with the program; --opt=0 runs it unoptimized";
-    e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
-    return e;
+  auto r = cot::opt::optimize_each(std::move(program), po, select);
+  for (const auto& failed : r.failed) broken.emplace(failed.function, optimizer_error(failed));
+  program = std::move(r.program);
+}
+
+// `broken` closed under use: a function that calls a broken one, or differentiates one, is
+// broken too, with the error of the one it needs.
+void spread_breakage(const cot::ir::Program& program, std::map<std::string, Error>& broken) {
+  for (bool changed = !broken.empty(); changed;) {
+    changed = false;
+    for (const auto& f : program.functions) {
+      if (broken.count(f.name) != 0) continue;
+      std::vector<std::string> needs;
+      cot::ir::for_each_call(f.body, [&](const std::string& c) { needs.push_back(c); });
+      if (f.derivation) needs.push_back(f.derivation->base);
+      for (const auto& n : needs) {
+        auto it = broken.find(n);
+        if (it == broken.end()) continue;
+        broken.emplace(f.name, it->second);
+        changed = true;
+        break;
+      }
+    }
   }
-  program = std::move(std::get<cot::ir::Program>(r));
-  return std::nullopt;
 }
 
 bool is_user_function(const cot::ir::Function& f) {
@@ -199,16 +232,23 @@ Result<Module> Module::load(std::string_view source, std::string name,
   if (!program) return to_errors(*sm, diags.take());
   // The primal is optimized before it is differentiated (derived functions have no body yet,
   // so calls of them stay), and the derivatives after, with the functions that call them.
-  if (auto e = optimize(*program, options, [](const cot::ir::Function& f) {
-        return is_user_function(f) && !f.derivation;
-      })) {
-    return *e;
+  // A function that fails to build (a compiler bug, or a limitation of AD) breaks only the
+  // functions that need it.
+  std::map<std::string, Error> broken;
+  optimize(
+      *program, options,
+      [](const cot::ir::Function& f) { return is_user_function(f) && !f.derivation; }, broken);
+  for (const auto& [fn, failed] : cot::ad::build_each_derivative(*program)) {
+    broken.emplace(fn, derive_error(sm->file(user_id).name, fn, failed));
   }
-  if (auto failed = cot::ad::build_derivatives(*program)) {
-    return derive_error(sm->file(user_id).name, *failed);
-  }
-  if (auto e = optimize(*program, options, is_user_function)) return *e;
+  spread_breakage(*program, broken);
+  optimize(
+      *program, options,
+      [&](const cot::ir::Function& f) { return is_user_function(f) && broken.count(f.name) == 0; },
+      broken);
+  spread_breakage(*program, broken);
   auto impl = std::make_shared<Impl>();
+  impl->broken = std::move(broken);
   impl->sources = sm;
   impl->program = std::move(*program);
   impl->options = std::move(options);
@@ -237,6 +277,21 @@ std::vector<std::string> Module::function_names(bool include_prelude) const {
   for (const auto& f : impl_->program.functions) {
     if (f.derivation || (f.from_prelude && !include_prelude)) continue;
     out.push_back(f.name);
+  }
+  return out;
+}
+
+std::vector<Error> Module::broken_functions() const {
+  std::vector<Error> out;
+  for (const auto& f : impl_->program.functions) {
+    if (f.derivation || f.from_prelude) continue;
+    auto it = impl_->broken.find(f.name);
+    if (it == impl_->broken.end()) continue;
+    Error e = it->second;
+    e.message = "`" + f.name + "` cannot run: " + e.message;
+    e.rendered = (e.file.empty() ? "" : e.file + ": ") + "error: " + e.message +
+                 "\n  help: " + e.help + "\n";
+    out.push_back(std::move(e));
   }
   return out;
 }
@@ -320,6 +375,7 @@ Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
                           const EvalOptions& options, CostReport* report) const {
   const cot::ir::Function* f = impl_->program.find(fn);
   if (!f || f->derivation) return no_function(impl_->program, fn);
+  if (auto it = impl_->broken.find(fn); it != impl_->broken.end()) return it->second;
   if (auto e = check_arguments(*f, args)) return *e;
   cot::interp::CostCounts counts;
   auto r = execute(impl_->program, fn, args, options, report ? &counts : nullptr);
@@ -332,6 +388,7 @@ Result<std::string> Module::print(const std::string& fn) const {
   return guarded<std::string>([&]() -> Result<std::string> {
     const cot::ir::Function* f = impl_->program.find(fn);
     if (!f || f->derivation) return no_function(impl_->program, fn);
+    if (auto it = impl_->broken.find(fn); it != impl_->broken.end()) return it->second;
     // A whole program: the function, every user function it calls, directly or through a
     // derivative operator (prelude functions are always available), and the derived functions
     // it calls.
@@ -375,6 +432,7 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
   const cot::ir::Program& p = impl.program;
   const cot::ir::Function* f = p.find(fn);
   if (!f || f->derivation) return no_function(p, fn);
+  if (auto it = impl.broken.find(fn); it != impl.broken.end()) return it->second;
   const cot::ast::DerivKind dk = to_deriv_kind(kind);
   const char* op = cot::ast::to_string(dk);
 
@@ -457,19 +515,28 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
     shell.derivation = cot::ir::Derivation{dk, fn, active};
     d.program.functions.push_back(std::move(shell));
   }
+  if (auto it = impl.broken.find(d.name); it != impl.broken.end()) return it->second;
   std::set<std::string> unbuilt;
   for (const auto& g : d.program.functions) {
-    if (g.derivation && g.body.stmts.empty() && g.body.results.empty()) unbuilt.insert(g.name);
+    if (g.derivation && g.body.stmts.empty() && g.body.results.empty() &&
+        impl.broken.count(g.name) == 0) {
+      unbuilt.insert(g.name);
+    }
   }
-  if (auto failed = cot::ad::build_derivatives(d.program)) {
-    const std::string file =
-        f->span.valid() ? impl.sources->file(f->span.file).name : std::string("<module>");
-    return derive_error(file, *failed);
+  std::map<std::string, Error> broken;
+  const std::string file =
+      f->span.valid() ? impl.sources->file(f->span.file).name : std::string("<module>");
+  for (const auto& [name, failed] : cot::ad::build_each_derivative(d.program, {}, unbuilt)) {
+    broken.emplace(name, derive_error(file, name, failed));
   }
-  if (auto e = optimize(d.program, impl.options,
-                        [&](const cot::ir::Function& g) { return unbuilt.count(g.name) > 0; })) {
-    return *e;
-  }
+  optimize(
+      d.program, impl.options,
+      [&](const cot::ir::Function& g) {
+        return unbuilt.count(g.name) > 0 && broken.count(g.name) == 0;
+      },
+      broken);
+  spread_breakage(d.program, broken);
+  if (auto it = broken.find(d.name); it != broken.end()) return it->second;
   return d;
 }
 
@@ -560,6 +627,7 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
       } else {
         const cot::ir::Function* f = p->find(name);
         if (!f || f->derivation) return no_function(*p, name);
+        if (auto it = impl_->broken.find(name); it != impl_->broken.end()) return it->second;
       }
       if (auto e = check_arguments(*p->find(name), r.example_args)) return *e;
       auto sizes = cot::interp::bind_sizes(*p, name, r.example_args);
@@ -608,6 +676,7 @@ Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
     } else {
       const cot::ir::Function* f = p->find(name);
       if (!f || f->derivation) return no_function(*p, name);
+      if (auto it = impl_->broken.find(name); it != impl_->broken.end()) return it->second;
     }
     auto src = cot::codegen::standalone_source(*p, name, c_name, *impl_->sources);
     if (auto* diag = std::get_if<cot::Diagnostic>(&src)) return to_error(*impl_->sources, *diag);

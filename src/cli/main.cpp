@@ -391,6 +391,8 @@ int cmd_check(const Options& o) {
   if (o.positional.size() != 1) return usage("check needs exactly one FILE");
   auto m = open_module(o);
   if (!m) return report(m.errors());
+  // A function the compiler could not build is an error of the module, though the others run.
+  if (auto broken = m.value().broken_functions(); !broken.empty()) return report(broken);
   return kOk;
 }
 

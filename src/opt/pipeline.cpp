@@ -125,18 +125,31 @@ std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& p
   return cur;
 }
 
+OptimizedProgram optimize_each(ir::Program program, const PipelineOptions& options,
+                               const std::function<bool(const ir::Function&)>& select) {
+  OptimizedProgram out;
+  if (options.level > 0) {
+    for (size_t k = 0; k < program.functions.size(); ++k) {
+      const ir::Function& f = program.functions[k];
+      if (!select(f) || (f.body.stmts.empty() && f.body.results.empty())) continue;
+      auto r = optimize_function(program, f, options);
+      if (auto* e = std::get_if<PipelineError>(&r)) {
+        out.failed.push_back(std::move(*e));
+        continue;
+      }
+      program.functions[k] = std::move(std::get<ir::Function>(r));
+    }
+  }
+  out.program = std::move(program);
+  return out;
+}
+
 std::variant<ir::Program, PipelineError> optimize_program(
     ir::Program program, const PipelineOptions& options,
     const std::function<bool(const ir::Function&)>& select) {
-  if (options.level <= 0) return program;
-  for (size_t k = 0; k < program.functions.size(); ++k) {
-    const ir::Function& f = program.functions[k];
-    if (!select(f) || (f.body.stmts.empty() && f.body.results.empty())) continue;
-    auto r = optimize_function(program, f, options);
-    if (auto* e = std::get_if<PipelineError>(&r)) return *e;
-    program.functions[k] = std::move(std::get<ir::Function>(r));
-  }
-  return program;
+  OptimizedProgram r = optimize_each(std::move(program), options, select);
+  if (!r.failed.empty()) return r.failed.front();
+  return std::move(r.program);
 }
 
 }  // namespace cot::opt

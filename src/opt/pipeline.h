@@ -52,4 +52,13 @@ std::variant<ir::Program, PipelineError> optimize_program(
     ir::Program program, const PipelineOptions& options,
     const std::function<bool(const ir::Function&)>& select);
 
+// The same, but a function whose optimization fails is left as it was and its error recorded,
+// and the others are optimized (so one broken function fails alone, docs/design.md §8.1).
+struct OptimizedProgram {
+  ir::Program program;
+  std::vector<PipelineError> failed;
+};
+OptimizedProgram optimize_each(ir::Program program, const PipelineOptions& options,
+                               const std::function<bool(const ir::Function&)>& select);
+
 }  // namespace cot::opt

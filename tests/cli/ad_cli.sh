@@ -143,4 +143,24 @@ printf '%s\n' "$out" >hvp2.cot
 cot_stdin "$hvp_input" run hvp2.cot hvp --input -
 expect_out '{"result": [[0, 2], [2, -2]]}'
 
+# A derived function that cannot be built breaks only the functions that need it: check reports
+# them (exit 1), the others run, and the broken ones give the error when run.
+cat >broken.cot <<'COT'
+def t(x: f64) -> f64 { trigamma(x) * x }
+def uses_grad(x: f64) -> f64 { grad(t)(x) }
+def fine(x: f64) -> f64 { x * x }
+COT
+cot check broken.cot
+expect_status 1
+expect_err_contains 'error: `uses_grad` cannot run: cannot differentiate grad(t, x): `trigamma` has no derivative rule'
+cot_stdin '{"x": 3}' run broken.cot fine --input -
+expect_status 0
+expect_out '{"result": 9}'
+cot_stdin '{"x": 3}' run broken.cot uses_grad --input -
+expect_status 1
+expect_err_contains 'cannot differentiate grad(t, x)'
+cot_stdin '{"x": 3}' grad broken.cot t --input -
+expect_status 1
+expect_err_contains 'cannot differentiate value_and_grad(t, x)'
+
 echo "ad_cli.sh: ok"
