@@ -3,16 +3,16 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -20,36 +20,14 @@ extern char** environ;
 
 namespace cot::codegen {
 
-namespace fs = std::filesystem;
-
-std::vector<std::string> default_flags() {
-  // -mno-avx512f: GCC 12.2's basic-block vectorizer miscompiles guarded stores with 64-byte
-  // vectors (tests/codegen/compiler_test.cpp has the reproducer; docs/design.md).
-  return {"-std=c++20",   "-O3",      "-march=native",
-          "-mno-avx512f", "-fopenmp", "-ffp-contract=off",
-          "-fPIC",        "-shared",  "-w"};
-}
-
-std::string default_cache_dir() {
-  if (const char* d = std::getenv("COTANGENT_CACHE_DIR"); d != nullptr && *d != 0) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != 0) {
-    return (fs::path(x) / "cotangent").string();
-  }
-  if (const char* h = std::getenv("HOME"); h != nullptr && *h != 0) {
-    return (fs::path(h) / ".cache" / "cotangent").string();
-  }
-  return (fs::temp_directory_path() / ("cotangent-" + std::to_string(getuid()))).string();
-}
-
-SharedObject::~SharedObject() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
-
-void* SharedObject::symbol(const std::string& name) const {
-  return dlsym(handle_, name.c_str());
-}
-
 namespace {
+
+// A compile that has not touched its temporaries for this long was killed: they are swept.
+constexpr std::chrono::seconds kStaleTemporary{3600};
+// Below this much free space, a compiler failure is taken for a full cache file system.
+constexpr uint64_t kFullFileSystem = 64ull << 20;
+// The compiler's output kept in an error message.
+constexpr size_t kLogLimit = 4000;
 
 std::string default_compiler() {
   if (const char* c = std::getenv("COTANGENT_CXX"); c != nullptr && *c != 0) return c;
@@ -57,32 +35,69 @@ std::string default_compiler() {
   return "c++";
 }
 
-// Runs argv; stdout and stderr go to `log`. Returns the exit status (-1 if it could not run).
-int run(const std::vector<std::string>& argv, const std::string& log) {
+// A compiler named by a relative path is made absolute: compiles run in the cache directory.
+std::string absolute_compiler(const std::string& compiler) {
+  if (compiler.find('/') == std::string::npos || compiler[0] == '/') return compiler;
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(compiler, ec);
+  return ec ? compiler : abs.string();
+}
+
+struct RunResult {
+  int spawn_error = 0;  // errno when the program could not be started
+  int exit_code = -1;   // -1 when it did not exit normally
+  std::string output;   // stdout and stderr, the first `limit` bytes
+};
+
+// Runs argv in the directory `dir_fd` (or `dir_path` when dir_fd < 0) with stdin from
+// /dev/null and stdout and stderr captured through a pipe (no log file to leave behind).
+RunResult run(const std::vector<std::string>& argv, int dir_fd, const char* dir_path,
+              char* const* envp, size_t limit) {
+  RunResult r;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    r.spawn_error = errno;
+    return r;
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  if (dir_fd >= 0) {
+    posix_spawn_file_actions_addfchdir_np(&actions, dir_fd);
+  } else if (dir_path != nullptr) {
+    posix_spawn_file_actions_addchdir_np(&actions, dir_path);
+  }
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
+  ::close(pipe_fds[1]);
+  if (rc != 0) {
+    ::close(pipe_fds[0]);
+    r.spawn_error = rc;
+    return r;
+  }
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (r.output.size() < limit) {
+      r.output.append(buf, std::min(static_cast<size_t>(n), limit - r.output.size()));
+    }
+  }
+  ::close(pipe_fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+    if (errno != EINTR) return r;
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  return r;
 }
 
 // A fresh suffix for temporary files: process id and random bits.
@@ -93,14 +108,40 @@ std::string unique_suffix() {
   return s.str();
 }
 
-// The compiler's `--version` text (part of the cache key).
-std::string compiler_version(const std::string& compiler, const std::string& dir) {
-  const std::string log = (fs::path(dir) / ("version-" + unique_suffix() + ".txt")).string();
-  std::string v;
-  if (run({compiler, "--version"}, log) == 0) v = read_file(log);
-  std::error_code ec;
-  fs::remove(log, ec);
-  return v;
+// The environment with LC_ALL=C, so the compiler's report does not change with the locale.
+std::vector<std::string> c_locale_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "LC_ALL=", 7) != 0) env.emplace_back(*e);
+  }
+  env.emplace_back("LC_ALL=C");
+  return env;
+}
+
+std::string probe_identity(const std::string& compiler, const std::vector<std::string>& flags) {
+  std::vector<std::string> env = c_locale_environment();
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  // -### prints the version and the compiler proper's command line, where GCC and clang have
+  // resolved -march=native into this host's CPU and features; run in / because clang names
+  // the working directory there.
+  std::vector<std::string> argv{compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-E", "-###", "-x", "c++", "/dev/null"});
+  const size_t limit = 1 << 20;
+  RunResult probe = run(argv, -1, "/", envp.data(), limit);
+  std::string id = "-### exit " + std::to_string(probe.exit_code) + ":\n" + probe.output;
+  if (probe.exit_code != 0) {
+    RunResult version = run({compiler, "--version"}, -1, "/", envp.data(), limit);
+    id += "--version exit " + std::to_string(version.exit_code) + ":\n" + version.output;
+  }
+  for (const std::string& name : compiler_environment_variables()) {
+    const char* v = std::getenv(name.c_str());
+    id += v == nullptr ? name + " unset\n" : name + "=" + v + "\n";
+  }
+  return id;
 }
 
 uint64_t fnv1a(const std::string& s, uint64_t h) {
@@ -111,11 +152,46 @@ uint64_t fnv1a(const std::string& s, uint64_t h) {
   return h;
 }
 
+// Loads the checked object `name` of `dir`; null and `why` on failure.
+void* load(const CacheDir& dir, const std::string& name, std::string& why) {
+  // Never unloaded (RTLD_NODELETE): OpenMP worker threads the code started may still sit in
+  // the runtime it pulled in after the last call returns.
+  void* handle = dlopen(dir.load_path(name).c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (handle == nullptr) {
+    const char* e = dlerror();
+    why = e != nullptr ? e : "unknown error";
+  }
+  return handle;
+}
+
 }  // namespace
 
+std::vector<std::string> default_flags() {
+  // -mno-avx512f: GCC 12.2's basic-block vectorizer miscompiles guarded stores with 64-byte
+  // vectors (tests/codegen/compiler_test.cpp has the reproducer; docs/design.md).
+  return {"-std=c++20",   "-O3",      "-march=native",
+          "-mno-avx512f", "-fopenmp", "-ffp-contract=off",
+          "-fPIC",        "-shared",  "-w"};
+}
+
+const std::vector<std::string>& compiler_environment_variables() {
+  static const std::vector<std::string> names{
+      "CPATH",         "C_INCLUDE_PATH",  "CPLUS_INCLUDE_PATH",  "LIBRARY_PATH",
+      "COMPILER_PATH", "GCC_EXEC_PREFIX", "CCC_OVERRIDE_OPTIONS"};
+  return names;
+}
+
+SharedObject::~SharedObject() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+void* SharedObject::symbol(const std::string& name) const {
+  return dlsym(handle_, name.c_str());
+}
+
 std::string cache_key(const std::string& source, const std::string& compiler,
-                      const std::vector<std::string>& flags, const std::string& version) {
-  std::string all = compiler + "\n" + version + "\n";
+                      const std::vector<std::string>& flags, const std::string& identity) {
+  std::string all = compiler + "\n" + identity + "\n";
   for (const std::string& f : flags) all += f + "\n";
   all += source;
   // Two 64-bit FNV-1a hashes with different offsets: 128 bits name the entry.
@@ -126,57 +202,114 @@ std::string cache_key(const std::string& source, const std::string& compiler,
   return buf;
 }
 
-std::variant<CompileResult, std::string> compile_and_load(const std::string& source,
-                                                          const CompilerOptions& options) {
+Compiler::Compiler(CompilerOptions options)
+    : compiler_(
+          absolute_compiler(options.compiler.empty() ? default_compiler() : options.compiler)),
+      flags_(options.flags.empty() ? default_flags() : std::move(options.flags)),
+      cache_dir_(options.cache_dir.empty() ? default_cache_dir() : std::move(options.cache_dir)) {}
+
+const std::string& Compiler::identity() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!identity_) identity_ = probe_identity(compiler_, flags_);
+  return *identity_;
+}
+
+std::variant<CompileResult, CompileError> Compiler::compile_and_load(
+    const std::string& source) const {
   const auto start = std::chrono::steady_clock::now();
-  const std::string compiler = options.compiler.empty() ? default_compiler() : options.compiler;
-  const std::vector<std::string> flags = options.flags.empty() ? default_flags() : options.flags;
-  const std::string dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    return "cannot create the compile cache directory " + dir + ": " + ec.message() +
-           " (set COTANGENT_CACHE_DIR to a writable directory)";
+  if (cache_dir_.empty()) {
+    return CompileError{CompileError::Kind::cache,
+                        "no directory for the compile cache: COTANGENT_CACHE_DIR, "
+                        "XDG_CACHE_HOME and HOME are unset and the user has no home directory",
+                        "set COTANGENT_CACHE_DIR to a directory of yours that only you can "
+                        "write (or run with --backend interp, which compiles nothing)"};
   }
+  auto opened = CacheDir::open(cache_dir_);
+  if (auto* e = std::get_if<CompileError>(&opened)) return *e;
+  const CacheDir& dir = std::get<CacheDir>(opened);
   CompileResult result;
-  result.key = cache_key(source, compiler, flags, compiler_version(compiler, dir));
-  const std::string so = (fs::path(dir) / (result.key + ".so")).string();
-  if (!fs::exists(so)) {
-    const std::string tmp = (fs::path(dir) / (result.key + "." + unique_suffix())).string();
-    {
-      std::ofstream out(tmp + ".cpp", std::ios::binary);
-      out << source;
-      if (!out) return "cannot write the generated source " + tmp + ".cpp";
+  result.key = cache_key(source, compiler_, flags_, identity());
+  const std::string object = result.key + ".so";
+  auto finish = [&](void* handle) {
+    result.object = std::make_shared<SharedObject>(handle, dir.display_path(object));
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  };
+  // A cached object is loaded only if it passes the checks; a damaged one (cut short, not
+  // loadable, not the user's) is rebuilt and replaced.
+  std::string why;
+  if (std::holds_alternative<UniqueFd>(dir.open_object(object))) {
+    if (void* handle = load(dir, object, why)) {
+      result.cache_hit = true;
+      return finish(handle);
     }
-    std::vector<std::string> argv{compiler};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), {tmp + ".cpp", "-o", tmp + ".so"});
-    const int rc = run(argv, tmp + ".log");
-    if (rc != 0) {
-      std::string log = read_file(tmp + ".log");
-      if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
-      fs::remove(tmp + ".so", ec);
-      return "the C++ compiler (" + compiler + ") failed on the generated code " + tmp +
-             ".cpp (exit " + std::to_string(rc) + "):\n" + log;
-    }
-    fs::remove(tmp + ".log", ec);
-    // Publish atomically; keep the source beside the object for reading.
-    fs::rename(tmp + ".cpp", (fs::path(dir) / (result.key + ".cpp")).string(), ec);
-    fs::rename(tmp + ".so", so, ec);
-    if (ec) return "cannot move the compiled code into the cache at " + so + ": " + ec.message();
-  } else {
-    result.cache_hit = true;
   }
-  // Never unloaded (RTLD_NODELETE): OpenMP worker threads the code started may still sit in
-  // the runtime it pulled in after the last call returns.
-  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  dir.sweep_temporaries(kStaleTemporary);
+  const std::string tmp = result.key + ".tmp-" + unique_suffix();
+  if (auto e = dir.write_new(tmp + ".cpp", source)) return *e;
+  std::vector<std::string> argv{compiler_};
+  argv.insert(argv.end(), flags_.begin(), flags_.end());
+  argv.insert(argv.end(), {tmp + ".cpp", "-o", tmp + ".so"});
+  RunResult compiled = run(argv, dir.fd(), nullptr, environ, kLogLimit);
+  if (compiled.spawn_error != 0) {
+    dir.remove(tmp + ".cpp");
+    return CompileError{
+        CompileError::Kind::toolchain,
+        "cannot run the C++ compiler `" + compiler_ + "`: " + std::strerror(compiled.spawn_error),
+        "install a C++ compiler or name one in COTANGENT_CXX (or run with "
+        "--backend interp, which compiles nothing)"};
+  }
+  if (compiled.exit_code != 0) {
+    dir.remove(tmp + ".so");
+    // No diagnostic about the source, little space left: the assembler or linker could not
+    // write the object.
+    const bool about_source = compiled.output.find(tmp + ".cpp:") != std::string::npos;
+    if (!about_source && dir.free_bytes() < kFullFileSystem) {
+      dir.remove(tmp + ".cpp");
+      return dir.write_error("compile " + object, ENOSPC);
+    }
+    // The source stays, under the entry's name, for reading.
+    const std::string kept = result.key + ".cpp";
+    if (dir.rename(tmp + ".cpp", kept)) dir.remove(tmp + ".cpp");
+    std::string log = compiled.output;
+    if (log.size() >= kLogLimit) log += "\n...";
+    return CompileError{CompileError::Kind::internal,
+                        "the C++ compiler (" + compiler_ + ") failed on the generated code " +
+                            dir.display_path(kept) + " (exit " +
+                            std::to_string(compiled.exit_code) + "):\n" + log,
+                        ""};
+  }
+  // Published by rename only once complete and on disk: readers never see a partial object.
+  if (const std::string bad = dir.seal_object(tmp + ".so"); !bad.empty()) {
+    dir.remove(tmp + ".so");
+    dir.remove(tmp + ".cpp");
+    if (dir.free_bytes() < kFullFileSystem) return dir.write_error("compile " + object, ENOSPC);
+    return CompileError{CompileError::Kind::internal,
+                        "the C++ compiler (" + compiler_ +
+                            ") wrote an object that cannot be "
+                            "loaded: " +
+                            bad,
+                        ""};
+  }
+  if (auto e = dir.rename(tmp + ".so", object)) {
+    dir.remove(tmp + ".so");
+    dir.remove(tmp + ".cpp");
+    return *e;
+  }
+  if (dir.rename(tmp + ".cpp", result.key + ".cpp")) dir.remove(tmp + ".cpp");
+  void* handle = load(dir, object, why);
   if (handle == nullptr) {
-    const char* why = dlerror();
-    return "cannot load the compiled code " + so + ": " + (why ? why : "unknown error");
+    return CompileError{CompileError::Kind::internal,
+                        "cannot load the compiled code " + dir.display_path(object) + ": " + why,
+                        ""};
   }
-  result.object = std::make_shared<SharedObject>(handle, so);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  return finish(handle);
+}
+
+std::variant<CompileResult, CompileError> compile_and_load(const std::string& source,
+                                                           const CompilerOptions& options) {
+  return Compiler(options).compile_and_load(source);
 }
 
 }  // namespace cot::codegen

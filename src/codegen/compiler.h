@@ -1,14 +1,21 @@
 // Compiling generated C++ with the system compiler and loading it: the shared object is cached
-// on disk under a key that hashes the source, the flags and the compiler's version, so a second
-// run (or a second process) loads instead of compiling. Compiles write to a unique temporary name
-// and rename into place, which is atomic: processes compiling the same source at once all
-// succeed and load a complete file.
+// on disk under a key that hashes the source, the flags, the compiler's identity (its version
+// and what its flags resolve to on this host, -march=native included) and the environment
+// variables that change what it compiles. The cache's trust model (docs/design.md §10, the
+// compile cache): code is loaded only from a directory and objects the user owns and nobody
+// else can write (cache_dir.h); an object is published by an atomic rename after it is
+// complete, a damaged one is rebuilt, and temporaries of killed compiles are swept.
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "codegen/cache_dir.h"
+#include "codegen/compile_error.h"
 
 namespace cot::codegen {
 
@@ -22,8 +29,10 @@ struct CompilerOptions {
 // (docs/design.md says why: contraction off so compiled code rounds as the interpreter does;
 // AVX-512 off for a GCC 12 vectorizer bug).
 std::vector<std::string> default_flags();
-// $COTANGENT_CACHE_DIR, else $XDG_CACHE_HOME/cotangent, else $HOME/.cache/cotangent.
-std::string default_cache_dir();
+
+// The environment variables the compiler reads that change the object it builds (include and
+// library search paths, the compiler's own search paths and option overrides).
+const std::vector<std::string>& compiler_environment_variables();
 
 // A loaded shared object, closed when the last owner lets go.
 class SharedObject {
@@ -47,12 +56,39 @@ struct CompileResult {
   std::string key;
 };
 
-// Compiles `source` (or finds it in the cache) and loads it; an error says what failed.
-std::variant<CompileResult, std::string> compile_and_load(const std::string& source,
-                                                          const CompilerOptions& options);
+// The system compiler with its flags and cache. Its identity is asked of the compiler once,
+// on first use, and kept: hold one Compiler to compile many sources. Safe to share between
+// threads.
+class Compiler {
+ public:
+  explicit Compiler(CompilerOptions options = {});
+
+  // Compiles `source` (or finds it in the cache) and loads it.
+  std::variant<CompileResult, CompileError> compile_and_load(const std::string& source) const;
+
+  // What names the compiler's output besides the source and the flags: the compiler's
+  // `-###` report for these flags (its version, and -march=native resolved to this host's
+  // CPU and features), else its --version, and the values of
+  // compiler_environment_variables().
+  const std::string& identity() const;
+
+  const std::string& compiler() const { return compiler_; }
+  const std::vector<std::string>& flags() const { return flags_; }
+
+ private:
+  std::string compiler_;
+  std::vector<std::string> flags_;
+  std::string cache_dir_;
+  mutable std::mutex mutex_;
+  mutable std::optional<std::string> identity_;
+};
+
+// Compiler(options).compile_and_load(source): asks the compiler its identity each call.
+std::variant<CompileResult, CompileError> compile_and_load(const std::string& source,
+                                                           const CompilerOptions& options);
 
 // The hash that names a cache entry (hex).
 std::string cache_key(const std::string& source, const std::string& compiler,
-                      const std::vector<std::string>& flags, const std::string& version);
+                      const std::vector<std::string>& flags, const std::string& identity);
 
 }  // namespace cot::codegen

@@ -272,8 +272,11 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
   for (const LoopFunction& lf : lowered) ptrs.push_back(&lf);
   const std::string source = emit_translation_unit(ptrs);
   auto compiled = compile_and_load(source, options.compiler);
-  if (auto* why = std::get_if<std::string>(&compiled)) {
-    return internal_error(Span{}, *why);
+  if (auto* why = std::get_if<CompileError>(&compiled)) {
+    // A cache or compiler the user can fix is their error; the compiler rejecting the
+    // generated code is ours.
+    if (why->kind == CompileError::Kind::internal) return internal_error(Span{}, why->message);
+    return Diagnostic{Span{}, why->message, why->help, {}};
   }
   const CompileResult& c = std::get<CompileResult>(compiled);
   for (size_t k = 0; k < fns.size(); ++k) {
