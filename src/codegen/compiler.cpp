@@ -267,7 +267,7 @@ std::variant<CompileResult, CompileError> Compiler::compile_and_load(
     const bool about_source = compiled.output.find(tmp + ".cpp:") != std::string::npos;
     if (!about_source && dir.free_bytes() < kFullFileSystem) {
       dir.remove(tmp + ".cpp");
-      return dir.write_error("compile " + object, ENOSPC);
+      return dir.write_error("write the compiled object " + object, ENOSPC);
     }
     // The source stays, under the entry's name, for reading.
     const std::string kept = result.key + ".cpp";
@@ -284,7 +284,9 @@ std::variant<CompileResult, CompileError> Compiler::compile_and_load(
   if (const std::string bad = dir.seal_object(tmp + ".so"); !bad.empty()) {
     dir.remove(tmp + ".so");
     dir.remove(tmp + ".cpp");
-    if (dir.free_bytes() < kFullFileSystem) return dir.write_error("compile " + object, ENOSPC);
+    if (dir.free_bytes() < kFullFileSystem) {
+      return dir.write_error("write the compiled object " + object, ENOSPC);
+    }
     return CompileError{CompileError::Kind::internal,
                         "the C++ compiler (" + compiler_ +
                             ") wrote an object that cannot be "
