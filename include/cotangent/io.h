@@ -40,7 +40,19 @@ std::string value_to_json(const Value& v);
 // NumPy .npy (format 1.0-3.0; f64, f32, i64, bool; C order; little-endian). Reading converts
 // to the wanted dtype when it is exact to do so (f32 -> f64, i64 of an f64 param is an error).
 Result<Value> read_npy(const std::string& path, const ValueKind& kind);
-// Writes a tensor (not a tuple) as .npy; returns an error when the file cannot be written.
+// Writes a tensor (not a tuple) as .npy, whole or not at all (as write_files); returns an error
+// when the file cannot be written.
 Result<bool> write_npy(const std::string& path, const Value& v);
+
+// Writes files whole or not at all: each to a temporary file beside it, every write and the
+// closing checked, and only when all are written are they renamed over the files (a path that
+// is not a regular file, such as /dev/stdout, is written in place). On failure the previous
+// files are left as they were, the temporaries are removed, and the error names the file and
+// the system's reason.
+struct FileText {
+  std::string path;
+  std::string_view text;
+};
+Result<bool> write_files(const std::vector<FileText>& files);
 
 }  // namespace cotangent

@@ -4,7 +4,6 @@
 // multiple of 64 bytes and ended by '\n', then the elements in C order.
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "cotangent/io.h"
+#include "io/atomic_file.h"
 #include "io/located_error.h"
 
 namespace cotangent {
@@ -431,17 +431,13 @@ Result<bool> write_npy(const std::string& path, const Value& v) {
   head.append(total - head.size() - 1, ' ');
   head += '\n';
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return io::file_error(path,
-                          std::string("cannot open the file for writing: ") + std::strerror(errno));
-  }
-  out.write(head.data(), static_cast<std::streamsize>(head.size()));
+  io::AtomicFile out(path);
+  out.write(head);
   // Encoded in chunks so that a large tensor is not copied whole.
   constexpr size_t kChunk = 1 << 16;
   std::vector<char> buf;
   size_t n = static_cast<size_t>(v.numel());
-  for (size_t begin = 0; begin < n && out; begin += kChunk) {
+  for (size_t begin = 0; begin < n && out.ok(); begin += kChunk) {
     size_t end = std::min(n, begin + kChunk);
     buf.resize((end - begin) * static_cast<size_t>(type.size));
     char* p = buf.data();
@@ -461,12 +457,9 @@ Result<bool> write_npy(const std::string& path, const Value& v) {
           break;
       }
     }
-    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    out.write(std::string_view(buf.data(), buf.size()));
   }
-  out.close();
-  if (!out)
-    return io::file_error(path, "cannot write the file: " + std::string(std::strerror(errno)));
-  return true;
+  return out.commit();
 }
 
 }  // namespace cotangent
