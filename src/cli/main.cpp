@@ -1,6 +1,7 @@
 // The `cotangent` command-line tool. Built only on the public API (include/cotangent/).
 // Exit codes: 0 success; 1 an error in the program or its input; 2 wrong usage.
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/checked_stdout.h"
 #include "cotangent/cotangent.h"
 #include "gradbench/tool.h"
 
@@ -80,11 +82,12 @@ usage:
   cotangent emit FILE FN [--grad [A,B] | --value-and-grad [A,B] | --hessian [A]
                  | --jvp [A] | --vjp [A]] -o DIR
       Write FN (or that derivative of FN) as standalone C++ for any sizes:
-      DIR/NAME.h declares the C function NAME (FN, or grad_FN and the like)
-      and documents its ABI (sizes, argument and result pointers, an error
-      code and message); DIR/NAME.cpp implements it and needs nothing from
-      Cotangent (compile it with -O3 -march=native -fopenmp). examples/aot/
-      shows it used from a CMake project.
+      DIR/NAME.h declares the C function NAME (cot_fn_FN, or cot_grad_FN
+      and the like: the operator, not A,B) and documents its ABI (sizes,
+      argument and result pointers, an error code and message); DIR/NAME.cpp
+      implements it and needs nothing from Cotangent (compile it with -O3
+      -march=native -fopenmp). Both files are written whole or not at all.
+      examples/aot/ shows it used from a CMake project.
   cotangent gradbench [DIR] [--threads N]
       Speak GradBench's tool protocol on standard input and output (one JSON
       object per line): start, define (loads DIR/MODULE.cot, by default the
@@ -408,6 +411,8 @@ int cmd_print(const Options& o) {
   return kOk;
 }
 
+// The result to standard output, or to --output: JSON, or .npy for a tensor. Files are
+// written whole or not at all (cotangent::write_files).
 int write_output(const Options& o, const cotangent::Value& v, const std::string& json) {
   if (!o.output) {
     std::cout << json << "\n";
@@ -423,11 +428,9 @@ int write_output(const Options& o, const cotangent::Value& v, const std::string&
     if (!r) return report(r.errors());
     return kOk;
   }
-  std::ofstream out(*o.output, std::ios::binary);
-  if (!out || !(out << json << "\n")) {
-    std::cerr << *o.output << ": error: cannot write the output file\n";
-    return kError;
-  }
+  const std::string text = json + "\n";
+  auto r = cotangent::write_files({{*o.output, text}});
+  if (!r) return report(r.errors());
   return kOk;
 }
 
@@ -595,15 +598,17 @@ int cmd_bench(const Options& o) {
   return kOk;
 }
 
-// The C name of an emitted function: FN, or the operator and FN (grad_FN, jvp_FN, ...).
+// The C name of an emitted function, and of its files: cot_fn_FN, or cot_OP_FN for a
+// derivative (cot_grad_FN, cot_value_and_grad_FN, ...). The prefix keeps it apart from every C
+// and C++ keyword and library name; the operator is read from the left, and no operator is
+// another followed by `_`, so two different requests never share a name (docs/design.md §10).
 std::string emitted_name(const Options& o) {
-  std::string name = o.positional[1];
+  std::string op = "fn";
   if (o.derivative) {
-    std::string flag = o.derivative_flag.substr(2);  // "--value-and-grad" -> "value-and-grad"
-    std::replace(flag.begin(), flag.end(), '-', '_');
-    name = flag + "_" + name;
+    op = o.derivative_flag.substr(2);  // "--value-and-grad" -> "value-and-grad"
+    std::replace(op.begin(), op.end(), '-', '_');
   }
-  return name;
+  return "cot_" + op + "_" + o.positional[1];
 }
 
 int cmd_emit(const Options& o) {
@@ -617,16 +622,14 @@ int cmd_emit(const Options& o) {
   if (!src) return report(src.errors());
   std::error_code ec;
   std::filesystem::create_directories(*o.output, ec);
-  const std::filesystem::path dir(*o.output);
-  for (const auto& [file, text] : {std::pair{dir / (name + ".h"), &src.value().header},
-                                   std::pair{dir / (name + ".cpp"), &src.value().source}}) {
-    std::ofstream out(file, std::ios::binary);
-    out << *text;
-    if (!out) {
-      std::cerr << file.string() << ": error: cannot write the file\n";
-      return kError;
-    }
+  if (ec) {
+    std::cerr << *o.output << ": error: cannot create the directory: " << ec.message() << "\n";
+    return kError;
   }
+  const std::filesystem::path dir(*o.output);
+  auto written = cotangent::write_files({{(dir / (name + ".h")).string(), src.value().header},
+                                         {(dir / (name + ".cpp")).string(), src.value().source}});
+  if (!written) return report(written.errors());
   std::cout << (dir / (name + ".h")).string() << "\n" << (dir / (name + ".cpp")).string() << "\n";
   return kOk;
 }
@@ -653,6 +656,7 @@ int cmd_gradbench(const Options& o) {
       response = tool.respond(message, "<stdin>", line_number);
     }
     std::cout << response.dump() << "\n" << std::flush;
+    if (!std::cout) return kError;  // main reports that standard output failed
   }
   return kOk;
 }
@@ -689,16 +693,32 @@ int run_command(int argc, char** argv) {
   return usage("unknown command `" + cmd + "`");
 }
 
+// Standard output is checked once everything is written to it (docs/design.md §11): output
+// lost to `> /dev/full`, a full disk or a closed descriptor is an error, not an exit 0.
+int check_stdout(int rc, const cot::cli::CheckedOutputBuffer& out) {
+  const bool flushed = std::fflush(stdout) == 0;  // anything written through C's stdio
+  if (out.error() == 0 && flushed && !std::ferror(stdout)) return rc;
+  const int error = out.error() != 0 ? out.error() : errno;
+  std::cerr << "cotangent: error: cannot write to standard output"
+            << (error == 0 ? std::string() : ": " + std::string(std::strerror(error))) << "\n";
+  return kError;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  cot::cli::CheckedOutputBuffer out(STDOUT_FILENO);
+  std::streambuf* const previous = std::cout.rdbuf(&out);
   // The library reports errors as values; what can still escape is running out of memory.
+  int rc = kError;
   try {
-    return run_command(argc, argv);
+    rc = run_command(argc, argv);
   } catch (const std::bad_alloc&) {
     std::cerr << "cotangent: error: out of memory\n";
   } catch (const std::exception& e) {
     std::cerr << "cotangent: internal error: " << e.what() << "\n";
   }
-  return kError;
+  std::cout.flush();
+  std::cout.rdbuf(previous);
+  return check_stdout(rc, out);
 }
