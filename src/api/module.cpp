@@ -654,13 +654,12 @@ Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
                                                      const std::vector<std::string>& wrt,
                                                      const std::string& c_name) const {
   return guarded<GeneratedSource>([&]() -> Result<GeneratedSource> {
-    bool identifier = !c_name.empty() && !std::isdigit(static_cast<unsigned char>(c_name[0]));
-    for (char c : c_name)
-      identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    if (!identifier) {
+    if (auto why = cot::codegen::invalid_c_name(c_name)) {
       Error e;
-      e.message = "`" + c_name + "` is not a C identifier";
-      e.help = "name the generated function with letters, digits and underscores";
+      e.message = "`" + c_name + "` " + *why;
+      e.help =
+          "name the generated function with letters, digits and underscores, as `cotangent "
+          "emit` does (cot_fn_FN, cot_grad_FN, ...)";
       e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
       return e;
     }

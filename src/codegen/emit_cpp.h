@@ -23,8 +23,13 @@ const char* c_elem_type(Scalar t);
 // The generated code's run time: prims/scalar_math.h and codegen/runtime.h.
 extern const std::string_view kRuntimeText;
 
-std::string emit_function(const LoopFunction& fn);
+// extern "C" for the functions a JIT-compiled object exports; internal (static) for the loop
+// function of a standalone source, which only its wrapper calls.
+enum class Linkage { ExternC, Internal };
+
+std::string emit_function(const LoopFunction& fn, Linkage linkage = Linkage::ExternC);
 // The run time followed by the functions.
-std::string emit_translation_unit(const std::vector<const LoopFunction*>& fns);
+std::string emit_translation_unit(const std::vector<const LoopFunction*>& fns,
+                                  Linkage linkage = Linkage::ExternC);
 
 }  // namespace cot::codegen

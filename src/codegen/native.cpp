@@ -295,12 +295,12 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
 
 namespace {
 
-// Names the leaves of a type: `name` for a tensor, name_0, name_1, ... inside tuples.
+// Labels the leaves of a type: `name` for a tensor, name.0, name.1, ... inside tuples.
 void named_leaves(const Type& t, const std::string& name,
                   std::vector<StandaloneSignature::Leaf>& out) {
   if (t.is_tuple) {
     for (size_t k = 0; k < t.elems.size(); ++k) {
-      named_leaves(t.elems[k], name + "_" + std::to_string(k), out);
+      named_leaves(t.elems[k], name + "." + std::to_string(k), out);
     }
     return;
   }

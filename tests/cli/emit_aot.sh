@@ -10,9 +10,12 @@ cot emit "$src_dir/examples/quickstart.cot" loss -o gen
 expect_status 0
 cot emit "$src_dir/examples/quickstart.cot" loss --grad -o gen
 expect_status 0
-[[ -f gen/grad_loss.h && -f gen/grad_loss.cpp && -f gen/loss.h ]] || fail "emit wrote no files"
-grep -q 'int grad_loss(const int64_t\* sizes' gen/grad_loss.h || fail "no C declaration"
-grep -q 'Sizes: sizes\[0\] = k, sizes\[1\] = m' gen/grad_loss.h || fail "the header does not list the sizes"
+[[ -f gen/cot_grad_loss.h && -f gen/cot_grad_loss.cpp && -f gen/cot_fn_loss.h ]] ||
+  fail "emit wrote no files"
+grep -q 'int cot_grad_loss(const int64_t\* sizes, const double\* in0_w, const double\* in1_X' \
+  gen/cot_grad_loss.h || fail "no C declaration"
+grep -q 'Sizes: sizes\[0\] = k, sizes\[1\] = m' gen/cot_grad_loss.h ||
+  fail "the header does not list the sizes"
 
 cmake -S "$src_dir/examples/aot" -B build -DCOTANGENT_GENERATED="$tmp/gen" >cmake.log 2>&1 ||
   { cat cmake.log >&2; fail "the example project does not configure"; }
@@ -45,21 +48,21 @@ cot emit pick.cot pick -o gen
 expect_status 0
 cat >use_pick.cpp <<'CPP'
 #include <cstdio>
-#include "pick.h"
+#include "cot_fn_pick.h"
 int main() {
   const int64_t sizes[] = {3};
   const double x[] = {1, 2, 3};
   double r = 0;
   char message[256] = "";
   int64_t i = 1;
-  if (pick(sizes, x, &i, &r, 1, message, sizeof message) != 0 || r != 4.0) return 2;
+  if (cot_fn_pick(sizes, x, &i, &r, 1, message, sizeof message) != 0 || r != 4.0) return 2;
   i = 5;
-  const int code = pick(sizes, x, &i, &r, 1, message, sizeof message);
+  const int code = cot_fn_pick(sizes, x, &i, &r, 1, message, sizeof message);
   std::printf("%d\n%s\n", code != 0, message);
   return 0;
 }
 CPP
-c++ -std=c++20 -O2 -fopenmp -Igen use_pick.cpp gen/pick.cpp -o use_pick 2>cxx.log ||
+c++ -std=c++20 -O2 -fopenmp -Igen use_pick.cpp gen/cot_fn_pick.cpp -o use_pick 2>cxx.log ||
   { cat cxx.log >&2; fail "the generated code does not compile"; }
 ./use_pick >pick.txt || fail "pick did not run"
 [[ "$(sed -n 1p pick.txt)" == 1 ]] || fail "an out-of-range read returned 0"
