@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <utility>
@@ -29,21 +29,70 @@ std::string base_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The file a symbolic link names, so that writing through the link replaces that file and keeps
-// the link; `path` itself when it is not a link or names nothing yet.
-std::string resolved(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) return path;  // a dangling link: the rename replaces the link
-  std::string out(real);
-  std::free(real);
-  return out;
+std::string normal_absolute(const std::string& path) {
+  std::error_code ec;
+  std::string full = std::filesystem::absolute(path, ec).lexically_normal().string();
+  return ec ? path : full;
+}
+
+// The descriptor N that /dev/fd/N or /proc/self/fd/N (the targets of /dev/stdout and
+// /dev/stderr) names, or -1.
+int descriptor_named(const std::string& full) {
+  const std::string pid = std::to_string(::getpid());
+  for (const std::string& prefix :
+       {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+        std::string("/proc/thread-self/fd/"), "/proc/" + pid + "/fd/"}) {
+    if (full.rfind(prefix, 0) != 0 || full.size() == prefix.size() ||
+        full.size() > prefix.size() + 9)
+      continue;
+    const std::string digits = full.substr(prefix.size());
+    if (digits.find_first_not_of("0123456789") == std::string::npos) return std::stoi(digits);
+  }
+  return -1;
+}
+
+// Where the bytes go: the file that `path`'s symbolic links end at, replaced so that the links
+// stay. A chain through /dev/fd/N or /proc/self/fd/N (/dev/stdout, /dev/stderr) names one of
+// this process's descriptors: the bytes are written to it, where the shell's redirection points,
+// at its offset, as if written to standard output; renaming over the file would take it from
+// under the redirection. Any other path under /proc is opened and written in place.
+struct Target {
+  std::string path;
+  int descriptor = -1;
+  bool in_place = false;
+};
+
+Target resolve(const std::string& path) {
+  Target t{path};
+  for (int hop = 0; hop < 40; ++hop) {  // the kernel's limit; a longer chain fails at open
+    const std::string full = normal_absolute(t.path);
+    t.descriptor = descriptor_named(full);
+    if (t.descriptor >= 0 || full.rfind("/proc/", 0) == 0) {
+      t.in_place = true;
+      return t;
+    }
+    struct stat st {};
+    if (::lstat(t.path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return t;
+    std::string link(4096, '\0');
+    const ssize_t n = ::readlink(t.path.c_str(), link.data(), link.size());
+    if (n <= 0 || static_cast<size_t>(n) >= link.size()) return t;
+    link.resize(static_cast<size_t>(n));
+    t.path = link[0] == '/' ? link : directory_of(t.path) + "/" + link;
+  }
+  return t;
 }
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(resolved(path_)) {
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  if (path_.empty()) {
+    failed_ = true;
+    failure_ = "cannot write a file with an empty name";
+    help_ = "name the file to write";
+    return;
+  }
+  const Target t = resolve(path_);
+  target_ = t.path;
   struct stat st {};
   const bool exists = ::stat(target_.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
@@ -52,9 +101,14 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(resol
     help_ = "name a file to write, not a directory";
     return;
   }
-  if (exists && !S_ISREG(st.st_mode)) {
-    // A device or pipe cannot be replaced by renaming: write to it directly.
-    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (t.descriptor >= 0) {
+    fd_ = ::fcntl(t.descriptor, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0) fail("cannot write to descriptor " + std::to_string(t.descriptor), errno);
+    return;
+  }
+  if (t.in_place || (exists && !S_ISREG(st.st_mode))) {
+    // A device, a pipe or a descriptor's file cannot be replaced by renaming: write to it.
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd_ < 0) fail("cannot open the file for writing", errno);
     return;
   }

@@ -66,6 +66,24 @@ expect_status 1
 expect_err_contains "full.npy: error: cannot write the file: No space left on device"
 [[ -L full.npy ]] || fail "the link to /dev/full was replaced"
 
+# --output /dev/stdout writes to the descriptor (redirected here) at its offset, as standard
+# output would, not over the file nor from its start.
+last="cotangent run ... --output /dev/stdout >so.txt"
+status=0
+"$bin" run m.cot total --input small.json --backend interp --output /dev/stdout >so.txt || status=$?
+expect_status 0
+[[ $(cat so.txt) == '{"result": 3}' ]] || fail "so.txt holds $(cat so.txt)"
+{
+  echo 'before'
+  "$bin" run m.cot total --input small.json --backend interp --output /dev/stdout
+  echo 'after'
+} >so.txt
+[[ $(tr '\n' ' ' <so.txt) == 'before {"result": 3} after ' ]] ||
+  fail "the redirected file was replaced: $(cat so.txt)"
+cot run m.cot total --input small.json --backend interp --output ''
+expect_status 1
+expect_err_contains "error: cannot write a file with an empty name"
+
 # A failed write keeps the previous file whole and leaves no temporary.
 mkdir outs
 echo 'previous' >outs/r.json
