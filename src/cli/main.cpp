@@ -709,6 +709,8 @@ int check_stdout(int rc, const cot::cli::CheckedOutputBuffer& out) {
 int main(int argc, char** argv) {
   cot::cli::CheckedOutputBuffer out(STDOUT_FILENO);
   std::streambuf* const previous = std::cout.rdbuf(&out);
+  // On a terminal, output appears as it is written, in order with standard error.
+  if (::isatty(STDOUT_FILENO)) std::cout << std::unitbuf;
   // The library reports errors as values; what can still escape is running out of memory.
   int rc = kError;
   try {
