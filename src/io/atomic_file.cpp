@@ -121,7 +121,10 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     char suffix[64];
     std::snprintf(suffix, sizeof suffix, ".%ld.%08x.tmp", static_cast<long>(::getpid()),
                   static_cast<unsigned>(random()));
-    temp_ = (dir == "/" ? "/" : dir + "/") + "." + base + suffix;
+    temp_ = dir == "/" ? std::string("/") : dir + "/";
+    temp_ += ".";
+    temp_ += base;
+    temp_ += suffix;
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd_ < 0 && errno != EEXIST) break;
   }
