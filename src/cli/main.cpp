@@ -611,6 +611,21 @@ std::string emitted_name(const Options& o) {
   return "cot_" + op + "_" + o.positional[1];
 }
 
+// The base name of an emitted function's files: its C name, or for a name too long for a file
+// name (file systems allow 255 bytes), its first 150 characters and a 64-bit FNV-1a hash of
+// the whole, which keeps different names apart (docs/design.md §10).
+std::string file_base(const std::string& name) {
+  if (name.size() <= 200) return name;
+  uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return name.substr(0, 150) + "_" + hex;
+}
+
 int cmd_emit(const Options& o) {
   if (o.positional.size() != 2)
     return usage("emit needs FILE and FN, as in `cotangent emit m.cot f -o out`");
@@ -618,6 +633,7 @@ int cmd_emit(const Options& o) {
   auto m = open_module(o);
   if (!m) return report(m.errors());
   const std::string name = emitted_name(o);
+  const std::string base = file_base(name);
   auto src = m.value().generate_cpp(o.positional[1], o.derivative, o.derivative_wrt, name);
   if (!src) return report(src.errors());
   std::error_code ec;
@@ -627,10 +643,10 @@ int cmd_emit(const Options& o) {
     return kError;
   }
   const std::filesystem::path dir(*o.output);
-  auto written = cotangent::write_files({{(dir / (name + ".h")).string(), src.value().header},
-                                         {(dir / (name + ".cpp")).string(), src.value().source}});
+  auto written = cotangent::write_files({{(dir / (base + ".h")).string(), src.value().header},
+                                         {(dir / (base + ".cpp")).string(), src.value().source}});
   if (!written) return report(written.errors());
-  std::cout << (dir / (name + ".h")).string() << "\n" << (dir / (name + ".cpp")).string() << "\n";
+  std::cout << (dir / (base + ".h")).string() << "\n" << (dir / (base + ".cpp")).string() << "\n";
   return kOk;
 }
 

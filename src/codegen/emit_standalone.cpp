@@ -332,7 +332,10 @@ StandaloneSource emit_standalone(const LoopFunction& fn, const StandaloneSignatu
   LoopFunction entry = fn;
   entry.name = kEntryName;
   std::string src = emit_translation_unit({&entry}, Linkage::Internal);
-  src += "\n#include <cstdio>\n#include \"" + sig.name + ".h\"\n\n";
+  // The source does not include its header: the files may be named apart from the function
+  // (a name too long for a file name, docs/design.md §10), and the definition below declares
+  // the same C function.
+  src += "\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n\n";
   src += std::string("static void ") + kMessageName +
          "(int site, const int64_t* v, char* buf, size_t n) {\n  (void)v;\n"
          "  switch (site) {\n";

@@ -164,4 +164,23 @@ c++ -std=c++20 -O1 -fopenmp -Iodd use_odd.cpp odd/cot_fn_pick.cpp -o use_odd 2>c
   { cat cxx.log >&2; fail "the code of a file with an odd name does not compile"; }
 ./use_odd >odd.txt || fail "use_odd did not run"
 [[ $(head -c ${#odd} odd.txt) == "$odd" ]] || { cat -A odd.txt >&2; fail "the odd file name changed"; }
+# A name too long for a file name: the files are named by its first 150 characters and a hash,
+# the C function keeps the whole name.
+long=$(printf 'f%.0s' $(seq 300))
+printf 'def %s(x: f64) -> f64 {\n  3.0 * x\n}\n' "$long" >long.cot
+cot emit long.cot "$long" -o long
+expect_status 0
+base=$(basename "$(ls long/*.h)" .h)
+[[ ${#base} -eq $((150 + 17)) && $base == cot_fn_fff*_[0-9a-f]* ]] || fail "long file name: $base"
+cat >use_long.cpp <<CPP
+#include "$base.h"
+int main() {
+  const double x = 2;
+  double r = 0;
+  return cot_fn_$long(nullptr, &x, &r, 1, nullptr, 0) == 0 && r == 6 ? 0 : 1;
+}
+CPP
+c++ -std=c++20 -O1 -fopenmp -Ilong use_long.cpp "long/$base.cpp" -o use_long 2>cxx.log ||
+  { cat cxx.log >&2; fail "the code of a long name does not compile"; }
+./use_long || fail "the function of a long name computed a wrong value"
 echo "ok"
