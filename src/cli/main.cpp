@@ -22,6 +22,7 @@
 
 #include "cli/checked_stdout.h"
 #include "cotangent/cotangent.h"
+#include "gradbench/serve.h"
 #include "gradbench/tool.h"
 
 namespace {
@@ -658,23 +659,7 @@ int cmd_gradbench(const Options& o) {
   to.dir = o.positional.empty() ? std::string(COTANGENT_GRADBENCH_DIR) : o.positional[0];
   to.threads = o.threads == 0 ? 1 : o.threads;
   cot::gradbench::Tool tool(to);
-  std::string line;
-  int line_number = 0;
-  while (std::getline(std::cin, line)) {
-    ++line_number;
-    if (line.empty()) continue;
-    nlohmann::json message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    nlohmann::json response;
-    if (message.is_discarded() || !message.is_object()) {
-      response = {
-          {"id", nullptr}, {"success", false}, {"error", "a message must be a JSON object"}};
-    } else {
-      response = tool.respond(message, "<stdin>", line_number);
-    }
-    std::cout << response.dump() << "\n" << std::flush;
-    if (!std::cout) return kError;  // main reports that standard output failed
-  }
-  return kOk;
+  return cot::gradbench::serve(tool, std::cin, std::cout, std::cerr);
 }
 
 int run_command(int argc, char** argv) {

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gradbench/eval.h"
 #include "gradbench/json_values.h"
@@ -71,6 +74,14 @@ Result<Problem> read_problem(const json& input) {
     auto k = count(input, name);
     if (!k) return k.errors();
     *out = k.value();
+  }
+  // The replicated tensors (the largest per count; the program's results are checked by the
+  // compiled code) must fit the tensor limit, checked before any is allocated: a count up to
+  // 2^31 - 1 is valid GradBench input but would need tens of GB.
+  for (auto [name, shape] : {std::pair{"n", std::vector<int64_t>{pr.n, kCamParams}},
+                             {"m", std::vector<int64_t>{pr.m, 3}},
+                             {"p", std::vector<int64_t>{pr.p, 2}}}) {
+    if (auto e = check_tensor_size(std::string("input.") + name, shape)) return *e;
   }
   auto cam = vector_of(input, "cam", kCamParams,
                        "a camera is [r1 r2 r3 C1 C2 C3 f u0 v0 k1 k2]: rotation (angle-axis), "

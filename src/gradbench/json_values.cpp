@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "codegen/native.h"
+
 namespace cot::gradbench {
 namespace {
 
@@ -39,10 +41,7 @@ cotangent::Result<std::vector<int64_t>> shape_of(const json& j, const std::strin
     cur = &(*cur)[0];
     at += "[0]";
   }
-  int64_t numel = 0;
-  if (!cotangent::Value::checked_numel(shape, &numel)) {
-    return input_error(where, "the array is too large");
-  }
+  if (auto e = check_tensor_size(where, shape)) return *e;
   return shape;
 }
 
@@ -101,6 +100,30 @@ std::optional<cotangent::Error> int_leaf(const json& j, const std::string& at, i
 cotangent::Error input_error(const std::string& where, const std::string& what,
                              const std::string& help) {
   return cotangent::Error{"", 0, 0, where + ": " + what, help, ""};
+}
+
+int64_t max_tensor_elements() {
+  return cot::codegen::NativeOptions{}.max_tensor_elements;
+}
+
+std::optional<cotangent::Error> check_tensor_size(const std::string& where,
+                                                  const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d) text += (d ? ", " : "") + std::to_string(shape[d]);
+  text += "]";
+  int64_t numel = 0;
+  if (!cotangent::Value::checked_numel(shape, &numel)) {
+    return input_error(
+        where, "cannot allocate a tensor of shape " + text + ": its element count overflows");
+  }
+  if (numel > max_tensor_elements()) {
+    return input_error(where,
+                       "a tensor of shape " + text + " has " + std::to_string(numel) +
+                           " elements, more than the limit of " +
+                           std::to_string(max_tensor_elements()),
+                       "the sizes in the input are too large for this tool");
+  }
+  return std::nullopt;
 }
 
 cotangent::Result<const json*> field(const json& input, const std::string& name) {
@@ -184,6 +207,47 @@ json nested(const cotangent::Value& v, size_t d, int64_t& k) {
 }
 
 }  // namespace
+
+namespace {
+
+// Outputs are a few levels deep (tensors of the eval's rank in objects of the eval's keys).
+void find_non_finite(const json& j, std::string& at, NonFinite& found) {
+  if (j.is_number_float()) {
+    const double x = j.get<double>();
+    if (!std::isfinite(x) && found.count++ == 0) {
+      found.where = at;
+      found.value = x;
+    }
+    return;
+  }
+  const size_t length = at.size();
+  if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      at += '[';
+      at += std::to_string(i);
+      at += ']';
+      find_non_finite(j[i], at, found);
+      at.resize(length);
+    }
+  } else if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      at += '.';
+      at += key;
+      find_non_finite(value, at, found);
+      at.resize(length);
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<NonFinite> find_non_finite(const json& output) {
+  NonFinite found;
+  std::string at = "output";
+  find_non_finite(output, at, found);
+  if (found.count == 0) return std::nullopt;
+  return found;
+}
 
 json to_json(const cotangent::Value& v) {
   if (v.is_tuple()) {

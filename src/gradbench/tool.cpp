@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <map>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "gradbench/eval.h"
@@ -51,10 +54,60 @@ cotangent::Value with_leaves(const cotangent::Value& shape,
   return cotangent::Value::tuple(std::move(elems));
 }
 
+// GradBench's Runs fields of an evaluate's input (absent: one run). Bounded, so that a hostile
+// count cannot keep the tool busy for ever or fill memory with timings.
+constexpr int64_t kMaxRuns = 10'000'000;
+constexpr double kMaxSeconds = 3600.0;
+
+struct Runs {
+  int64_t min_runs = 1;
+  double min_seconds = 0.0;
+};
+
+cotangent::Result<Runs> runs_of(const json& input) {
+  Runs runs;
+  if (!input.is_object()) return runs;  // hello's input is a bare number
+  if (input.contains("min_runs")) {
+    auto k = integer(input, "min_runs");
+    if (!k) return k.errors();
+    if (k.value() > kMaxRuns) {
+      return input_error("input.min_runs", "expected at most " + std::to_string(kMaxRuns) +
+                                               " runs, found " + std::to_string(k.value()));
+    }
+    runs.min_runs = std::max<int64_t>(k.value(), 1);  // at least one: the output is the last's
+  }
+  if (input.contains("min_seconds")) {
+    auto s = real(input, "min_seconds");
+    if (!s) return s.errors();
+    if (s.value() > kMaxSeconds) {
+      return input_error("input.min_seconds",
+                         "expected at most " + std::to_string(static_cast<int>(kMaxSeconds)) +
+                             " seconds, found " + input.at("min_seconds").dump());
+    }
+    runs.min_seconds = s.value();
+  }
+  return runs;
+}
+
+std::string non_finite_error(const NonFinite& bad) {
+  const std::string value = std::isnan(bad.value) ? "nan" : bad.value > 0 ? "inf" : "-inf";
+  std::string more;
+  if (bad.count > 1) {
+    more = " (and " + std::to_string(bad.count - 1) + " more non-finite number" +
+           (bad.count > 2 ? "s" : "") + ")";
+  }
+  return "error: " + bad.where + " is " + value + more +
+         ": JSON has no number for NaN or infinity, and GradBench's protocol no other way to "
+         "send one, so the output is not sent\n  help: the function's result is not finite "
+         "for this input\n";
+}
+
 }  // namespace
 
 json Tool::respond(const json& message, const std::string& source, int line) {
   const json id = message.is_object() && message.contains("id") ? message.at("id") : json(nullptr);
+  // Whatever goes wrong with one message is its answer, and the next message is served: a
+  // GradBench run is many messages, and a tool that dies loses them all.
   try {
     const std::string kind = message.value("kind", "");
     if (kind == "start") return {{"id", id}, {"tool", "cotangent"}};
@@ -63,6 +116,12 @@ json Tool::respond(const json& message, const std::string& source, int line) {
     return {{"id", id}};                // analysis, and anything else: an acknowledgement
   } catch (const json::exception& e) {  // a field of the wrong JSON type
     return failure(id, std::string("malformed message: ") + e.what());
+  } catch (const std::bad_alloc&) {  // what it held is freed by now
+    return failure(id,
+                   "out of memory while handling the message; the input may be too large for "
+                   "this machine");
+  } catch (const std::exception& e) {
+    return failure(id, std::string("internal error while handling the message: ") + e.what());
   }
 }
 
@@ -95,16 +154,20 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
   // first run, no run pays for the result's allocation (docs/benchmarks.md says what that
   // changes).
   const auto prepare_start = std::chrono::steady_clock::now();
-  const json input = message.contains("input") ? message.at("input") : json(nullptr);
-  auto args = eval.arguments(function, input);
-  if (!args.ok()) {
-    std::vector<cotangent::Error> errors = args.errors();
+  const json no_input;
+  const json& input = message.contains("input") ? message.at("input") : no_input;
+  // The errors of reading the input name the message's line.
+  auto input_failure = [&](std::vector<cotangent::Error> errors) {
     for (cotangent::Error& e : errors) {
       e.file = source;
       e.line = line;
     }
     return failure(id, cotangent::to_string(errors));
-  }
+  };
+  auto runs = runs_of(input);
+  if (!runs.ok()) return input_failure(runs.errors());
+  auto args = eval.arguments(function, input);
+  if (!args.ok()) return input_failure(args.errors());
   std::string key = module + "/" + function;
   for (const cotangent::Value& a : args.value()) shape_key(a, key);
   auto c = compiled_.find(key);
@@ -117,6 +180,13 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
     c = compiled_.emplace(key, std::move(compiled.value().at(0))).first;
   }
   const cotangent::CompiledFunction& compiled = c->second;
+  // The result's memory is allocated here, so its size is checked here, as the compiled code
+  // checks its own tensors.
+  for (const cotangent::TensorRef& leaf : compiled.result_leaves()) {
+    if (auto e = check_tensor_size("the result of " + function, leaf.shape)) {
+      return failure(id, cotangent::to_string({*e}));
+    }
+  }
   std::vector<cotangent::Value> arg_leaves;
   for (const cotangent::Value& a : args.value()) leaf_values(a, arg_leaves);
   std::vector<cotangent::TensorRef> arg_views;
@@ -138,15 +208,8 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
                               std::chrono::steady_clock::now() - prepare_start)
                               .count();
   // GradBench's Runs: one timing per call; the output of the last.
-  int64_t min_runs = 1;
-  double min_seconds = 0.0;
-  if (input.is_object()) {
-    // At least one run: the output is the last run's.
-    min_runs = std::max<int64_t>(input.value("min_runs", int64_t{1}), 1);
-    min_seconds = input.value("min_seconds", 0.0);
-  }
   std::string run_error;
-  const std::vector<int64_t> ns = timed_runs(min_runs, min_seconds, [&] {
+  const std::vector<int64_t> ns = timed_runs(runs.value().min_runs, runs.value().min_seconds, [&] {
     auto r = compiled.call(arg_views, leaf_refs);
     if (!r.ok()) run_error = r.message();
     return r.ok();
@@ -156,10 +219,13 @@ json Tool::evaluate(const json& id, const json& message, const std::string& sour
   result = with_leaves(result, leaves, k);
   json timings = json::array({{{"name", "prepare"}, {"nanoseconds", prepare_ns}}});
   for (int64_t t : ns) timings.push_back({{"name", "evaluate"}, {"nanoseconds", t}});
-  return {{"id", id},
-          {"success", true},
-          {"output", eval.output ? eval.output(function, args.value(), result) : to_json(result)},
-          {"timings", timings}};
+  json output = eval.output ? eval.output(function, args.value(), result) : to_json(result);
+  if (auto bad = find_non_finite(output)) {
+    json response = failure(id, non_finite_error(*bad));
+    response["timings"] = std::move(timings);
+    return response;
+  }
+  return {{"id", id}, {"success", true}, {"output", std::move(output)}, {"timings", timings}};
 }
 
 }  // namespace cot::gradbench

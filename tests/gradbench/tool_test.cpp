@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gradbench/runs.h"
@@ -165,6 +166,131 @@ TEST(GradbenchTool, BadMessagesGetFailuresNotExceptions) {
   r = tool.respond({{"id", 6}, {"kind", 7}});  // a kind that is not a string
   EXPECT_FALSE(r.at("success").get<bool>());
   EXPECT_EQ(r.at("id"), 6);
+}
+
+// The red team's ba with a count of 2^31 - 1 ended the process ("out of memory"): the count is
+// valid GradBench input, but the replicated tensors exceed the runtime's tensor limit, so the
+// message is refused before anything is allocated, and the next message is served.
+TEST(GradbenchTool, ACountOverTheTensorLimitIsRefusedAndTheNextMessageServed) {
+  Tool tool = make_tool();
+  ASSERT_TRUE(tool.respond({{"id", 0}, {"kind", "define"}, {"module", "ba"}}).at("success"));
+  auto ba = [](int64_t n, int64_t m, int64_t p) {
+    return json{{"n", n},
+                {"m", m},
+                {"p", p},
+                {"cam", {-0.1, 0.2, 0.3, 1.0, 2.0, 3.0, 100.0, 0.5, 0.5, 1e-3, 1e-5}},
+                {"x", {0.5, -0.5, 10.0}},
+                {"w", 0.9},
+                {"feat", {120.0, 80.0}},
+                {"min_runs", 1},
+                {"min_seconds", 0}};
+  };
+  const int64_t big = 2147483647;
+  for (const auto& [n, m, p, field] : {std::tuple{big, int64_t{1}, int64_t{1}, "input.n"},
+                                       {1, big, 1, "input.m"},
+                                       {1, 1, big, "input.p"}}) {
+    for (const char* function : {"objective", "jacobian"}) {
+      const json r = tool.respond({{"id", 1},
+                                   {"kind", "evaluate"},
+                                   {"module", "ba"},
+                                   {"function", function},
+                                   {"input", ba(n, m, p)}});
+      EXPECT_EQ(r.at("id"), 1);
+      ASSERT_FALSE(r.at("success").get<bool>()) << r.dump();
+      const std::string error = r.at("error");
+      EXPECT_NE(error.find(std::string(field) + ": a tensor of shape [2147483647, "),
+                std::string::npos)
+          << error;
+      EXPECT_NE(error.find("more than the limit of 268435456"), std::string::npos) << error;
+    }
+  }
+  const json ok = tool.respond({{"id", 2},
+                                {"kind", "evaluate"},
+                                {"module", "ba"},
+                                {"function", "objective"},
+                                {"input", ba(2, 3, 5)}});
+  ASSERT_TRUE(ok.at("success").get<bool>()) << ok.dump();
+  EXPECT_EQ(ok.at("id"), 2);
+  EXPECT_EQ(ok.at("output").at("w_err").at("repeated"), 5);
+}
+
+// JSON has no number for NaN or infinity (nlohmann writes null, which GradBench's validator
+// reads as a value of the wrong type) and the protocol no other representation: an output
+// that is not finite is a failure that names its first place, never `null` with success.
+TEST(GradbenchTool, NonFiniteOutputsAreFailuresNamingThePlace) {
+  Tool tool = make_tool();
+  tool.respond({{"id", 0}, {"kind", "define"}, {"module", "hello"}});
+  tool.respond({{"id", 0}, {"kind", "define"}, {"module", "kmeans"}});
+  auto evaluate = [&](const char* module, const char* function, const json& input) {
+    return tool.respond({{"id", 7},
+                         {"kind", "evaluate"},
+                         {"module", module},
+                         {"function", function},
+                         {"input", input}});
+  };
+  json r = evaluate("hello", "square", 1e200);  // 1e400 overflows
+  ASSERT_FALSE(r.at("success").get<bool>()) << r.dump();
+  EXPECT_EQ(r.at("id"), 7);
+  EXPECT_FALSE(r.contains("output"));
+  EXPECT_NE(r.at("error").get<std::string>().find("output is inf: JSON has no number for NaN"),
+            std::string::npos)
+      << r.dump();
+  EXPECT_EQ(r.at("timings").size(), 2u);  // the runs were made: prepare and one
+  r = evaluate("hello", "double", -1.5e308);
+  ASSERT_FALSE(r.at("success").get<bool>()) << r.dump();
+  EXPECT_NE(r.at("error").get<std::string>().find("output is -inf"), std::string::npos);
+  // The second centroid is nearest to no point: its gradient and Hessian diagonal are 0, and
+  // the Newton direction 0 / 0.
+  const json points = {{0.0, 0.0}, {1.0, 0.0}};
+  const json centroids = {{0.5, 0.0}, {100.0, 100.0}};
+  r = evaluate("kmeans", "dir", {{"points", points}, {"centroids", centroids}});
+  ASSERT_FALSE(r.at("success").get<bool>()) << r.dump();
+  EXPECT_NE(
+      r.at("error").get<std::string>().find("output[1][0] is nan (and 1 more non-finite number)"),
+      std::string::npos)
+      << r.dump();
+  // The same function with finite values answers.
+  r = evaluate("kmeans", "dir", {{"points", points}, {"centroids", {{0.5, 0.0}, {1.0, 0.0}}}});
+  ASSERT_TRUE(r.at("success").get<bool>()) << r.dump();
+  EXPECT_EQ(r.at("output").size(), 2u);
+  r = evaluate("hello", "square", 1e100);
+  ASSERT_TRUE(r.at("success").get<bool>()) << r.dump();
+  EXPECT_EQ(r.at("output"), 1e200);
+}
+
+// The Runs fields are read as the other fields are (a wrong type, a real out of the i64 range:
+// an error, not undefined behaviour), and bounded, so that a message cannot keep the tool busy
+// for ever.
+TEST(GradbenchTool, RunsFieldsAreCheckedAndBounded) {
+  Tool tool = make_tool();
+  tool.respond({{"id", 0}, {"kind", "define"}, {"module", "lse"}});
+  auto error_of = [&](json runs) {
+    runs["x"] = {0.5, 1.5};
+    const json r = tool.respond({{"id", 3},
+                                 {"kind", "evaluate"},
+                                 {"module", "lse"},
+                                 {"function", "primal"},
+                                 {"input", runs}});
+    EXPECT_FALSE(r.at("success").get<bool>()) << r.dump();
+    return r.value("error", std::string());
+  };
+  EXPECT_NE(error_of({{"min_runs", 1e300}}).find("input.min_runs: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"min_runs", "three"}}).find("input.min_runs: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"min_runs", 10'000'001}}).find("expected at most 10000000 runs"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"min_seconds", 1e9}}).find("input.min_seconds: expected at most 3600"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"min_seconds", "1"}}).find("input.min_seconds: expected a number"),
+            std::string::npos);
+  const json r = tool.respond({{"id", 4},
+                               {"kind", "evaluate"},
+                               {"module", "lse"},
+                               {"function", "primal"},
+                               {"input", {{"x", {0.5, 1.5}}, {"min_runs", 2.0}}}});
+  ASSERT_TRUE(r.at("success").get<bool>()) << r.dump();
+  EXPECT_EQ(r.at("timings").size(), 3u);  // an integral real counts, as Python's json writes it
 }
 
 }  // namespace COTANGENT_TEST_UNIT
