@@ -181,12 +181,13 @@ cotangent::Result<int64_t> integer(const json& input, const std::string& name) {
   return k;
 }
 
-cotangent::Result<int64_t> nonnegative_integer(const json& input, const std::string& name) {
+cotangent::Result<int64_t> bounded_count(const json& input, const std::string& name) {
   auto k = integer(input, name);
   if (!k) return k.errors();
-  if (k.value() < 0) {
+  if (k.value() < 0 || k.value() > max_tensor_elements()) {
     return input_error("input." + name,
-                       "expected a count >= 0, found " + std::to_string(k.value()));
+                       "expected a count from 0 to " + std::to_string(max_tensor_elements()) +
+                           " (the tensor limit), found " + std::to_string(k.value()));
   }
   return k.value();
 }

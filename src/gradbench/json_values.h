@@ -43,9 +43,10 @@ cotangent::Result<cotangent::Value> int_tensor(const nlohmann::json& input, cons
 cotangent::Result<double> real(const nlohmann::json& input, const std::string& name);
 // An integer field; reals with an integral value are accepted, as Python's json writes them.
 cotangent::Result<int64_t> integer(const nlohmann::json& input, const std::string& name);
-// An integer field that counts something, >= 0 (GradBench's references read a size_t).
-cotangent::Result<int64_t> nonnegative_integer(const nlohmann::json& input,
-                                               const std::string& name);
+// An integer field that counts something (points, steps), from 0 (GradBench's references read
+// a size_t) to max_tensor_elements(): a program's loop runs that many times, and a count no
+// tensor could have (2^62) would keep the tool busy for ever.
+cotangent::Result<int64_t> bounded_count(const nlohmann::json& input, const std::string& name);
 
 // A value as JSON: reals as numbers, tensors as nested arrays, tuples as arrays.
 nlohmann::json to_json(const cotangent::Value& v);

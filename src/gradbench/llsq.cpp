@@ -14,7 +14,7 @@ Eval llsq_eval() {
          const nlohmann::json& input) -> cotangent::Result<std::vector<cotangent::Value>> {
     auto x = real_tensor(input, "x", 1);
     if (!x) return x.errors();
-    auto n = nonnegative_integer(input, "n");
+    auto n = bounded_count(input, "n");
     if (!n) return n.errors();
     return std::vector<cotangent::Value>{x.value(), cotangent::Value::i64(n.value())};
   };

@@ -15,7 +15,7 @@ Eval ode_eval() {
          const nlohmann::json& input) -> cotangent::Result<std::vector<cotangent::Value>> {
     auto x = real_tensor(input, "x", 1);
     if (!x) return x.errors();
-    auto s = nonnegative_integer(input, "s");
+    auto s = bounded_count(input, "s");
     if (!s) return s.errors();
     return std::vector<cotangent::Value>{x.value(), cotangent::Value::i64(s.value())};
   };

@@ -120,15 +120,21 @@ def directional(x: f64[m], n: i64, v: f64[m]) -> f64 {
 TEST(GradbenchLlsq, MalformedInputIsAFailureThatSaysWhere) {
   Tool tool = eval_tool();
   tool.respond({{"id", 0}, {"kind", "define"}, {"module", "llsq"}});
-  const json r = tool.respond({{"id", 1},
-                               {"kind", "evaluate"},
-                               {"module", "llsq"},
-                               {"function", "primal"},
-                               {"input", {{"x", {1.0, 2.0}}, {"n", -3}}}});
-  EXPECT_FALSE(r.at("success").get<bool>());
-  EXPECT_NE(r.at("error").get<std::string>().find("input.n: expected a count >= 0, found -3"),
-            std::string::npos)
-      << r.dump();
+  auto error_for_n = [&](int64_t n) {
+    const json r = tool.respond({{"id", 1},
+                                 {"kind", "evaluate"},
+                                 {"module", "llsq"},
+                                 {"function", "primal"},
+                                 {"input", {{"x", {1.0, 2.0}}, {"n", n}}}});
+    EXPECT_FALSE(r.at("success").get<bool>()) << r.dump();
+    return r.value("error", std::string());
+  };
+  EXPECT_NE(error_for_n(-3).find("input.n: expected a count from 0 to 268435456 (the tensor "
+                                 "limit), found -3"),
+            std::string::npos);
+  // n is the length of the program's loop: 2^62 ran for ever (issue 25).
+  EXPECT_NE(error_for_n(int64_t{1} << 62).find("input.n: expected a count from 0 to 268435456"),
+            std::string::npos);
 }
 
 }  // namespace COTANGENT_TEST_UNIT
