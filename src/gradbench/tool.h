@@ -1,8 +1,9 @@
 // The tool side of GradBench's JSON-lines protocol (../shared/notes/gradbench-protocol.md §2):
 // `start`, `define` (load the eval's program from examples/gradbench), `evaluate` (the eval's
 // input to arguments, compiled code for their shapes, the Runs loop, the eval's output shape)
-// and `analysis`. One response per message; bad messages and failing programs give
-// `success: false` with the error, never an exception.
+// and `analysis`. One response per message; bad messages, failing programs, sizes over the
+// tensor limit, running out of memory and outputs with NaN or infinity (which JSON cannot
+// carry) give `success: false` with the error, never an exception. serve.h reads the messages.
 #pragma once
 
 #include <map>
