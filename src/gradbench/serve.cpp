@@ -16,7 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-enum class LineRead { Line, TooLong, End };
+// OutOfMemory: storing the line failed (std::bad_alloc); the rest of it is skipped.
+enum class LineRead { Line, TooLong, OutOfMemory, End };
 
 // Reads the next line of `in` into `line` (the newline consumed, not stored). A line longer
 // than `max_bytes` is read to its end but not kept: LineRead::TooLong.
@@ -104,7 +105,7 @@ int serve(Tool& tool, std::istream& in, std::ostream& out, std::ostream& diagnos
       in.clear();
       in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
       std::string().swap(line);
-      read = LineRead::TooLong;
+      read = LineRead::OutOfMemory;
     }
     if (read == LineRead::End) return 0;
     ++line_number;
@@ -113,11 +114,16 @@ int serve(Tool& tool, std::istream& in, std::ostream& out, std::ostream& diagnos
     json id;
     std::string text;
     try {
-      json response = read == LineRead::TooLong
-                          ? failure(nullptr, where + "the message is longer than " +
-                                                 std::to_string(options.max_message_bytes) +
-                                                 " bytes, the tool's limit\n")
-                          : answer(tool, line, options.source, line_number, id);
+      json response;
+      if (read == LineRead::TooLong) {
+        response = failure(nullptr, where + "the message is longer than " +
+                                        std::to_string(options.max_message_bytes) +
+                                        " bytes, the tool's limit\n");
+      } else if (read == LineRead::OutOfMemory) {
+        response = failure(nullptr, where + "out of memory while reading the message\n");
+      } else {
+        response = answer(tool, line, options.source, line_number, id);
+      }
       // Errors quote the input, which need not be UTF-8: such bytes are replaced, not thrown.
       text = response.dump(-1, ' ', false, json::error_handler_t::replace);
     } catch (const std::bad_alloc&) {
