@@ -46,8 +46,9 @@ usage:
       A while-loop stops with an error after N iterations (default 100000000;
       --max-iterations 0 removes the limit). --backend native (the default)
       compiles FN for the input's shapes with the system C++ compiler and
-      caches the code (under $XDG_CACHE_HOME/cotangent, or the directory in
-      $COTANGENT_CACHE_DIR); --backend interp runs the reference interpreter.
+      caches the code (in $COTANGENT_CACHE_DIR, else $XDG_CACHE_HOME/cotangent,
+      else ~/.cache/cotangent: a directory that is yours and that nobody else
+      can write); --backend interp runs the reference interpreter.
       --threads N runs parallel loops on N threads (default 0: all cores).
   cotangent print FILE FN [--grad [A,B...] | --jvp [A...] | --vjp [A...]]
       Print the Core IR of FN as source in the language, followed by the user
