@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "interp/machine.h"
+#include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
 
 namespace cot::interp {
@@ -81,12 +82,12 @@ bool Machine::run_accum(const ir::Stmt& s, const ir::AccumOp& op) {
     }
   }
   const std::vector<int64_t> inner_shape(shape.begin() + static_cast<ptrdiff_t>(r), shape.end());
+  if (auto why = size_error(SizeRule::Accum, shape, r, options_.max_tensor_elements)) {
+    return fail(s.span, *why);
+  }
   const std::optional<int64_t> inner = element_count(inner_shape);
   const std::optional<int64_t> cells = element_count(std::span<const int64_t>(shape.data(), r));
   Value out;
-  if (!inner || !cells) {
-    return fail(s.span, "cannot allocate a tensor of shape " + shape_string(shape));
-  }
   if (!alloc(type.elem, shape, s.span, out)) return false;
   const DType dtype = out.dtype();
   Buffer buf(out);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "interp/machine.h"
+#include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
 
 namespace cot::interp {
@@ -34,13 +35,12 @@ bool Machine::run_gen(const ir::Stmt& s, const ir::GenOp& op) {
     }
   }
   const std::vector<int64_t> inner_shape(shape.begin() + static_cast<ptrdiff_t>(r), shape.end());
-  const std::optional<int64_t> inner = element_count(inner_shape);
-  Value out;
-  if (!inner || !alloc(type.elem, shape, s.span, out)) {
-    return inner ? false
-                 : fail(s.span, "the element shape " + shape_string(inner_shape) +
-                                    " of a generator is too large");
+  if (auto why = size_error(SizeRule::Generator, shape, r, options_.max_tensor_elements)) {
+    return fail(s.span, *why);
   }
+  const int64_t inner = *element_count(inner_shape);
+  Value out;
+  if (!alloc(type.elem, shape, s.span, out)) return false;
   const DType dtype = out.dtype();
   Buffer buf(out);
   int64_t offset = 0;
@@ -53,7 +53,7 @@ bool Machine::run_gen(const ir::Stmt& s, const ir::GenOp& op) {
                                   type_string(type.elem, inner_shape) + " was expected");
     }
     buf.put(offset, v);
-    offset += *inner;
+    offset += inner;
     return true;
   });
   if (!ok) return false;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "interp/machine.h"
+#include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
 
 namespace cot::interp {
@@ -331,17 +332,8 @@ bool Machine::eval_extents(const std::vector<ir::IndexVar>& ivars, Span span, bo
 }
 
 bool Machine::alloc(Scalar elem, const std::vector<int64_t>& shape, Span span, Value& out) {
-  std::optional<int64_t> n = element_count(shape);
-  if (!n) {
-    return fail(span, "cannot allocate a tensor of shape " + shape_string(shape) +
-                          (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })
-                               ? ": a dimension is negative"
-                               : ": its element count overflows"));
-  }
-  if (*n > options_.max_tensor_elements) {
-    return fail(span, "a tensor of shape " + shape_string(shape) + " has " + std::to_string(*n) +
-                          " elements, more than the limit of " +
-                          std::to_string(options_.max_tensor_elements));
+  if (auto why = size_error(SizeRule::Tensor, shape, 0, options_.max_tensor_elements)) {
+    return fail(span, *why);
   }
   if (shape.empty()) {
     // Scalars live inline in the Value.
