@@ -51,6 +51,10 @@ class Value {
   // A tensor of zeros (false) with fresh storage; rank 0 gives a scalar zero. The shape must
   // pass checked_numel(); otherwise the value keeps the shape but has no elements.
   static Value zeros(DType t, std::vector<int64_t> shape);
+  // A tensor of `shape` with no storage (not well_formed() unless it has no elements): the leaf
+  // of CompiledFunction::zero_result() for a result the function fails before writing (a shape
+  // with more elements than a tensor may hold).
+  static Value without_storage(DType t, std::vector<int64_t> shape);
   static Value tuple(std::vector<Value> elems);
 
   bool is_tuple() const { return is_tuple_; }

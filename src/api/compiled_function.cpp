@@ -38,9 +38,10 @@ std::optional<Error> check_view(const char* what, size_t k, DType dtype,
                            " where the function was compiled for " + want,
                        "compile the function again with arguments of these shapes");
   }
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  if (data == nullptr && n > 0) {
+  // A result leaf that needs no memory (its shape cannot be built: the code fails before it
+  // would write it) may come without.
+  int64_t n = 0;
+  if (data == nullptr && leaf.needs_memory && Value::checked_numel(shape, &n) && n > 0) {
     return plain_error(std::string(what) + " " + std::to_string(k + 1) + " (" + got +
                        ") has no memory (a null data pointer)");
   }

@@ -100,6 +100,14 @@ Value Value::zeros(DType t, std::vector<int64_t> shape) {
   return v;
 }
 
+Value Value::without_storage(DType t, std::vector<int64_t> shape) {
+  Value v;
+  v.dtype_ = t;
+  v.shape_ = std::move(shape);
+  v.storage_ = std::make_shared<Storage>();
+  return v;
+}
+
 Value Value::tuple(std::vector<Value> elems) {
   Value v;
   v.is_tuple_ = true;

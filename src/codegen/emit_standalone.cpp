@@ -70,7 +70,9 @@ void add_shape(const Site& s, Message& m, int first_runtime) {
   int next = first_runtime;
   for (size_t d = 0; d < s.shape.size(); ++d) {
     if (d > 0) m.add(", ");
-    if (s.shape[d] == -1) {
+    if (s.shape[d] == -2) {
+      m.add("?");  // a run-time dim past those the site reports
+    } else if (s.shape[d] == -1) {
       m.value(next++);
     } else {
       m.add(std::to_string(s.shape[d]));
@@ -117,10 +119,11 @@ void add_message(const Site& s, Message& m) {
             std::to_string(s.shape.empty() ? 0 : s.shape[0]) + " elements");
       break;
     case Site::Kind::TensorLimit:
-      m.add("a tensor of shape " + s.message + " has ");
-      m.value(0);
-      m.add(" elements, more than the limit of ");
-      m.value(1);
+      m.add("a tensor of shape ");
+      add_shape(s, m, 0);
+      m.add(" cannot be built: a dimension is negative, its element count overflows, or it has "
+            "more than the limit of " +
+            std::to_string(s.limit) + " elements");
       break;
     case Site::Kind::NegativeExtent:
       m.add("the extent " + s.message + " is negative (");

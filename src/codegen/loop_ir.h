@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "interp/size_checks.h"
 #include "ir/ir.h"
 #include "prims/prim.h"
 #include "syntax/source.h"
@@ -60,7 +61,9 @@ struct Site {
     WhileLimit,      // values: the limit
     AccumIndex,      // values: index, dimension size; `dim`, `shape` as IndexRange
     SavedStates,     // values: iterations; `message` is the state's name
-    TensorLimit,     // values: element count, limit; `message` is the shape
+    TensorLimit,     // a tensor that cannot be built (interp::size_error under `size_rule`,
+                     // `dim` index dims, `limit`): `shape` its dims, a -1 entry a run-time dim
+                     // (the values, in order)
     NegativeExtent,  // values: the extent; `message` is "EXTENT of index NAME"
     Overflow,        // `message` as is (an index or predicate whose arithmetic overflowed)
   };
@@ -71,6 +74,8 @@ struct Site {
   Prim prim = Prim::Add;
   int dim = 0;
   std::vector<int64_t> shape;
+  interp::SizeRule size_rule = interp::SizeRule::Tensor;  // TensorLimit
+  int64_t limit = 0;                                      // TensorLimit: elements per tensor
 };
 inline constexpr int kMaxSiteValues = 8;
 
@@ -198,7 +203,12 @@ struct Stmt {
 struct Port {
   LocalId pointer;
   Scalar type;
-  int64_t count;
+  int64_t count;  // -1: known at run time; 0 also for a result that cannot be built
+  // A result whose shape cannot be built (interp::size_error) is only ever written after a
+  // check that fails, so the host gives it no memory; unless a value that exists is copied into
+  // it (an argument over the tensor limit passed through), which needs the memory.
+  bool cannot_build = false;
+  bool copied_into = false;
 };
 
 struct LoopFunction {

@@ -15,6 +15,8 @@
 
 #include "codegen/expr.h"
 #include "codegen/may_fail.h"
+#include "interp/size_checks.h"
+#include "interp/tensor_ops.h"
 #include "ir/regions.h"
 
 namespace cot::codegen {
@@ -40,6 +42,9 @@ struct Val {
   std::vector<ExprP> dims;  // Tensor
   std::vector<Val> elems;   // Tuple
   ExprP mask;               // null: an ordinary value
+  // A whole buffer whose size nothing has checked yet (the caller's result, an `if`'s or a
+  // guard's slot): the statement that writes it checks it, where the interpreter allocates.
+  bool check_at_writer = false;
 
   bool is_tensor() const { return kind == Kind::Tensor; }
   ExprP numel() const {
@@ -301,74 +306,132 @@ class Lowerer {
     for (const SizeExpr& d : t.shape) dims.push_back(size(d, span));
     return dims;
   }
-  static std::string shape_text(const std::vector<ExprP>& dims) {
-    std::string s = "[";
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (d > 0) s += ", ";
-      auto c = as_i64(dims[d]);
-      s += c ? std::to_string(*c) : "?";
-    }
-    return s + "]";
-  }
-
   // --- buffers ---
-  // A fresh tensor of these dims, within the interpreter's element limit.
-  Val alloc_tensor(Scalar elem, std::vector<ExprP> dims, Span span, const std::string& hint) {
+  // Why a tensor of these dims cannot be built (interp::size_error, the interpreter's check and
+  // words), when every dim is a literal; nullopt when it can, or when a dim is known only at
+  // run time (check_size checks those).
+  std::optional<std::string> static_size_error(const std::vector<ExprP>& dims,
+                                               interp::SizeRule rule, size_t index_rank) const {
+    std::vector<int64_t> shape;
+    for (const ExprP& d : dims) {
+      auto c = as_i64(d);
+      if (!c) return std::nullopt;
+      shape.push_back(*c);
+    }
+    return interp::size_error(rule, shape, index_rank, in_.max_tensor_elements);
+  }
+  // Fails at `span`, with the interpreter's message, unless a tensor of these dims can be built
+  // under `rule`. Dims known only at run time are checked there without overflowing; the site
+  // reports them and the host words the failure with the same interp::size_error.
+  void check_size(const std::vector<ExprP>& dims, interp::SizeRule rule, size_t index_rank,
+                  Span span) {
+    bool all_static = true;
+    for (const ExprP& d : dims) all_static = all_static && as_i64(d).has_value();
+    if (all_static) {
+      if (auto why = static_size_error(dims, rule, index_rank)) fail(message_site(span, *why));
+      return;
+    }
+    Site s;
+    s.kind = Site::Kind::TensorLimit;
+    s.span = span;
+    s.size_rule = rule;
+    s.dim = static_cast<int>(index_rank);
+    s.limit = in_.max_tensor_elements;
+    // The run-time dims are reported (-1 in the shape); past kMaxSiteValues of them, they are
+    // not (-2: the message shows "?").
+    std::vector<ExprP> reported;
+    for (const ExprP& d : dims) {
+      auto c = as_i64(d);
+      const bool room = reported.size() < static_cast<size_t>(kMaxSiteValues);
+      s.shape.push_back(c ? *c : room ? -1 : -2);
+      if (!c && room) reported.push_back(d);
+    }
+    // bad: a dim is negative, a product the rule takes overflows, or the count is over the
+    // limit. A product p * d (p, d >= 0) overflows iff d > 0 and p > INT64_MAX / d.
+    ExprP bad = lit_bool(false);
+    for (const ExprP& d : dims) bad = or_(bad, prim(Prim::Lt, {d, lit_i64(0)}));
+    auto overflows = [&](size_t from, size_t to, bool whole) {
+      LocalId p = mutable_local("count", Scalar::I64, lit_i64(1));
+      LocalId over = mutable_local("overflow", Scalar::Bool, lit_bool(false));
+      for (size_t k = from; k < to; ++k) {
+        const ExprP d = prim(Prim::Max, {dims[k], lit_i64(0)});
+        const ExprP pk = local(out_, p);
+        emit(Assign{
+            over,
+            or_(local(out_, over),
+                and_(prim(Prim::Gt, {d, lit_i64(0)}),
+                     prim(Prim::Gt, {pk, prim(Prim::Div, {lit_i64(INT64_MAX),
+                                                          prim(Prim::Max, {d, lit_i64(1)})})})))});
+        emit(Assign{p, mul_i64(pk, select(local(out_, over), lit_i64(0), d))});
+      }
+      ExprP r = local(out_, over);
+      if (whole) r = or_(r, prim(Prim::Gt, {local(out_, p), lit_i64(in_.max_tensor_elements)}));
+      return r;
+    };
+    const size_t r = std::min(index_rank, dims.size());
+    if (rule != interp::SizeRule::Tensor) bad = or_(bad, overflows(r, dims.size(), false));
+    if (rule == interp::SizeRule::Accum) bad = or_(bad, overflows(0, r, false));
+    bad = or_(bad, overflows(0, dims.size(), true));
+    fail_unless(not_(declare(bad, "bad_size")), site(std::move(s)), std::move(reported));
+  }
+  // A fresh tensor of these dims, built under `rule` (checked first). `deferred`: a slot that
+  // statements build later (an `if`'s or a guard's result); a shape that cannot be built is
+  // then not checked here but by its writer (alloc_for, assign_zero), where the interpreter
+  // allocates, and the buffer gets no elements.
+  Val alloc_tensor(Scalar elem, std::vector<ExprP> dims, Span span, const std::string& hint,
+                   interp::SizeRule rule = interp::SizeRule::Tensor, size_t index_rank = 0,
+                   bool deferred = false) {
     Val x;
     x.kind = Val::Kind::Tensor;
     x.type = elem;
     x.dims = std::move(dims);
     x.offset = lit_i64(0);
-    ExprP n = lit_i64(1);
-    bool all_static = true;
-    for (const ExprP& d : x.dims) all_static = all_static && as_i64(d).has_value();
-    std::optional<int64_t> count;
-    if (all_static) {
-      int64_t c = 1;
-      bool ok = true;
-      for (const ExprP& d : x.dims) {
-        ok = ok && *as_i64(d) >= 0 && !__builtin_mul_overflow(c, *as_i64(d), &c);
-      }
-      if (!ok || c > in_.max_tensor_elements) {
-        bool negative = false;
-        for (const ExprP& d : x.dims) negative = negative || *as_i64(d) < 0;
-        const std::string shape = shape_text(x.dims);
-        fail(message_site(span, !ok ? "cannot allocate a tensor of shape " + shape +
-                                          (negative ? ": a dimension is negative"
-                                                    : ": its element count overflows")
-                                    : "a tensor of shape " + shape + " has " + std::to_string(c) +
-                                          " elements, more than the limit of " +
-                                          std::to_string(in_.max_tensor_elements)));
-        c = 0;
-      }
-      count = c;
-      n = lit_i64(c);
+    const bool cannot_build = static_size_error(x.dims, rule, index_rank).has_value();
+    if (deferred && cannot_build) {
+      x.check_at_writer = true;
     } else {
-      Site s;
-      s.kind = Site::Kind::TensorLimit;
-      s.span = span;
-      s.message = shape_text(x.dims);
-      const int limit_site = site(std::move(s));
-      for (const ExprP& d : x.dims) n = int_op(Prim::Mul, n, d, limit_site);
-      n = declare(n, "n");
-      fail_unless(prim(Prim::Le, {n, lit_i64(in_.max_tensor_elements)}), limit_site,
-                  {n, lit_i64(in_.max_tensor_elements)});
-      out_.uses_heap = true;
+      check_size(x.dims, rule, index_rank, span);
     }
+    ExprP n = lit_i64(1);
+    if (cannot_build) {
+      // Never written when it has failed; a deferred slot a value that exists is copied into
+      // (an argument over the tensor limit, passed through an `if`) takes its memory from the
+      // heap, where it costs address space only until it is written.
+      std::vector<int64_t> shape;
+      for (const ExprP& d : x.dims) shape.push_back(*as_i64(d));
+      auto count = interp::element_count(shape);
+      n = deferred && count ? local(out_, mutable_local("n", Scalar::I64, lit_i64(*count)))
+                            : lit_i64(0);
+    } else {
+      for (const ExprP& d : x.dims) n = mul_i64(n, d);
+      if (!as_i64(n)) n = declare(n, "n");
+    }
+    if (!as_i64(n)) out_.uses_heap = true;
     x.pointer = out_.new_local(hint, elem, true);
-    emit(Alloc{.pointer = x.pointer, .count = count ? lit_i64(*count) : n});
+    emit(Alloc{.pointer = x.pointer, .count = n});
     return x;
   }
-  // The buffer a statement binding `v` writes: its consumer's destination when one is pending.
-  Val alloc_for(ir::VarId v, Span span) {
+  // The buffer a statement binding `v` writes: its consumer's destination when one is pending,
+  // checked as the interpreter checks what the statement allocates (`rule`); `deferred` as
+  // alloc_tensor's, for a slot that the statement's own statements write.
+  Val alloc_for(ir::VarId v, Span span, interp::SizeRule rule = interp::SizeRule::Tensor,
+                size_t index_rank = 0, bool deferred = false) {
     auto it = pending_dest_.find(v);
     if (it != pending_dest_.end()) {
       Val d = it->second;
       pending_dest_.erase(it);
+      if (d.check_at_writer && !deferred) {
+        check_size(d.dims, rule, index_rank, span);
+        d.check_at_writer = false;
+      } else if (!deferred) {
+        // Checked as a tensor already; a generator's element shape or an accum's cells may
+        // still fail (a result of shape [0, 2^40, 2^40]). A slot of a parent that passed cannot.
+        if (auto why = static_size_error(d.dims, rule, index_rank)) fail(message_site(span, *why));
+      }
       return d;
     }
     const Type& t = f_.type_of(v);
-    return alloc_tensor(t.elem, shape_of(t, span), span, c_hint(v));
+    return alloc_tensor(t.elem, shape_of(t, span), span, c_hint(v), rule, index_rank, deferred);
   }
   Val view(const Val& t, ExprP offset, std::vector<ExprP> dims) const {
     Val x;
@@ -388,7 +451,7 @@ class Lowerer {
       x.kind = Val::Kind::Tuple;
       for (const Type& e : t.elems) x.elems.push_back(make_slot(e, span, hint, masked));
     } else if (t.is_tensor()) {
-      x = alloc_tensor(t.elem, shape_of(t, span), span, hint);
+      x = alloc_tensor(t.elem, shape_of(t, span), span, hint, interp::SizeRule::Tensor, 0, true);
     } else {
       x = scalar_val(local(out_, mutable_local(hint, t.elem, nullptr)), t.elem);
     }
@@ -407,6 +470,9 @@ class Lowerer {
         if (!v.is_tensor()) {
           emit(Store{slot.pointer, slot.offset, v.scalar});  // a rank-0 port or slot
         } else if (!(v.pointer == slot.pointer && v.offset == slot.offset)) {
+          if (static_size_error(slot.dims, interp::SizeRule::Tensor, 0)) {
+            for (Port& p : out_.outputs) p.copied_into = p.copied_into || p.pointer == slot.pointer;
+          }
           copy(slot, v);  // not written in place
         }
         break;
@@ -419,17 +485,21 @@ class Lowerer {
   void copy(const Val& dst, const Val& src) {
     emit(Copy{dst.pointer, dst.offset, src.pointer, src.offset, dst.numel()});
   }
-  // slot := zeros (a strong zero when the slot keeps a mask).
-  void assign_zero(const Val& slot) {
+  // slot := zeros (a strong zero when the slot keeps a mask), allocated at `span` as the
+  // interpreter allocates a false guard's zeros.
+  void assign_zero(const Val& slot, Span span) {
     switch (slot.kind) {
       case Val::Kind::Scalar:
         emit(Assign{slot.scalar->local, zero_of(slot.type)});
         break;
       case Val::Kind::Tensor:
-        emit(Fill{slot.pointer, slot.offset, slot.numel(), zero_of(slot.type)});
+        if (slot.check_at_writer) check_size(slot.dims, interp::SizeRule::Tensor, 0, span);
+        if (!static_size_error(slot.dims, interp::SizeRule::Tensor, 0)) {
+          emit(Fill{slot.pointer, slot.offset, slot.numel(), zero_of(slot.type)});
+        }
         break;
       case Val::Kind::Tuple:
-        for (const Val& e : slot.elems) assign_zero(e);
+        for (const Val& e : slot.elems) assign_zero(e, span);
         break;
     }
     if (slot.mask) emit(Assign{slot.mask->local, lit_i64(kStrongZero)});
@@ -485,13 +555,15 @@ class Lowerer {
       x.type = t.elem;
       x.pointer = p;
       x.offset = lit_i64(0);
-      x.dims = shape_of(t, f_.span);
+      x.dims = shape_of(t, f_.span);  // the caller's memory: it exists, as an argument does
       return x;
     }
     // A size that cannot be evaluated (an inexact division) fails in the body, where the
-    // interpreter reports it; the port gets no elements then.
+    // interpreter reports it; the port gets no elements then. So does a shape that cannot be
+    // built (too many elements): its writers check it (alloc_for), failing where the
+    // interpreter allocates it.
     std::vector<ExprP> dims;
-    int64_t count = 1;
+    std::vector<int64_t> shape;
     for (const SizeExpr& d : t.shape) {
       std::optional<int64_t> v = d.eval([&](const std::string& n) -> std::optional<int64_t> {
         auto it = sizes_.find(n);
@@ -504,16 +576,20 @@ class Lowerer {
         }
       }
       dims.push_back(lit_i64(v.value_or(0)));
-      count *= v.value_or(0);
+      shape.push_back(v.value_or(0));
     }
+    const bool cannot_build =
+        interp::size_error(interp::SizeRule::Tensor, shape, 0, in_.max_tensor_elements).has_value();
     LocalId p = out_.new_local("out", t.elem, true);
-    out_.outputs.push_back(Port{p, t.elem, count});
+    out_.outputs.push_back(
+        Port{p, t.elem, cannot_build ? 0 : *interp::element_count(shape), cannot_build});
     Val x;
     x.kind = Val::Kind::Tensor;  // scalars too: one element at out[0]
     x.type = t.elem;
     x.pointer = p;
     x.offset = lit_i64(0);
     x.dims = std::move(dims);
+    x.check_at_writer = cannot_build;
     return x;
   }
 
@@ -1186,8 +1262,12 @@ class Lowerer {
   void lower_gen(const ir::Stmt& s, const ir::GenOp& op) {
     const ir::VarId v = s.results[0];
     std::vector<ExprP> ext = extents(op.ivars, s.span, false);
-    Val dst = alloc_for(v, s.span);
     const size_t r = op.ivars.size();
+    Val dst = alloc_for(v, s.span, interp::SizeRule::Generator, r);
+    if (static_size_error(dst.dims, interp::SizeRule::Generator, r)) {
+      bind(v, dst);  // it has failed: what follows is never reached
+      return;
+    }
     std::vector<ExprP> inner_dims(dst.dims.begin() + static_cast<ptrdiff_t>(r), dst.dims.end());
     Val inner = dst;
     inner.dims = inner_dims;
@@ -1614,6 +1694,10 @@ class Lowerer {
     }
     // A tensor-valued reduction accumulates elementwise into its destination.
     Val dst = alloc_for(v, s.span);
+    if (static_size_error(dst.dims, interp::SizeRule::Tensor, 0)) {
+      bind(v, dst);  // it has failed: what follows is never reached
+      return;
+    }
     if (t.elem != Scalar::I64 || is_sum) {
       ExprP start = reduction_start(op.kind, t.elem);
       emit(Fill{dst.pointer, dst.offset, dst.numel(), start});
@@ -1728,7 +1812,7 @@ class Lowerer {
     for (ir::VarId v : s.results) {
       const Type& t = f_.type_of(v);
       if (t.is_tensor()) {
-        slots.push_back(alloc_for(v, s.span));
+        slots.push_back(alloc_for(v, s.span, interp::SizeRule::Tensor, 0, true));
       } else {
         slots.push_back(make_slot(t, s.span, c_hint(v), masked));
       }
@@ -1759,7 +1843,7 @@ class Lowerer {
     Body then_body = nested([&] { lower_block(op.body, &slots); });
     facts_.resize(known);
     Body else_body = nested([&] {
-      for (const Val& sl : slots) assign_zero(sl);
+      for (const Val& sl : slots) assign_zero(sl, s.span);
     });
     if (auto c = as_bool(holds)) {
       for (Stmt& st : *c ? then_body : else_body) bodies_.back()->push_back(std::move(st));
@@ -2042,10 +2126,15 @@ class Lowerer {
   void lower_accum(const ir::Stmt& s, const ir::AccumOp& op) {
     const ir::VarId v = s.results[0];
     const Type& t = f_.type_of(v);
-    Val dst = alloc_for(v, s.span);
+    // The interpreter's order: the extents, then the tensor's size.
     std::vector<ExprP> ext = extents(op.ivars, s.span, true);
-    emit(Fill{dst.pointer, dst.offset, dst.numel(), zero_of(t.elem)});
     const size_t r = op.shape.size();
+    Val dst = alloc_for(v, s.span, interp::SizeRule::Accum, r);
+    if (static_size_error(dst.dims, interp::SizeRule::Accum, r)) {
+      bind(v, dst);  // it has failed: what follows is never reached
+      return;
+    }
+    emit(Fill{dst.pointer, dst.offset, dst.numel(), zero_of(t.elem)});
     std::vector<ExprP> inner_dims(dst.dims.begin() + static_cast<ptrdiff_t>(r), dst.dims.end());
     Val inner;
     inner.dims = inner_dims;

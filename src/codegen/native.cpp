@@ -14,6 +14,7 @@
 #include "codegen/recompute_tables.h"
 #include "codegen/runtime.h"
 #include "interp/interpreter.h"
+#include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
 
 namespace cot::codegen {
@@ -66,11 +67,14 @@ void value_leaves(const Value& v, std::vector<const Value*>& out) {
   out.push_back(&v);
 }
 
-// Zero tensors of the leaves' types and shapes.
+// Zero tensors of the leaves' types and shapes; none for a leaf the code never writes.
 std::vector<Value> zero_outputs(const std::vector<Leaf>& leaves) {
   std::vector<Value> out;
   out.reserve(leaves.size());
-  for (const Leaf& l : leaves) out.push_back(Value::zeros(interp::dtype_of(l.type), l.shape));
+  for (const Leaf& l : leaves) {
+    out.push_back(l.needs_memory ? Value::zeros(interp::dtype_of(l.type), l.shape)
+                                 : Value::without_storage(interp::dtype_of(l.type), l.shape));
+  }
   return out;
 }
 
@@ -147,10 +151,32 @@ Diagnostic NativeFunction::error(int site, const std::vector<int64_t>& v) const 
                   " or more iterations would make a tensor of more than the limit of " +
                   std::to_string(s.shape.empty() ? 0 : s.shape[0]) + " elements";
       break;
-    case Site::Kind::TensorLimit:
-      d.message = "a tensor of shape " + s.message + " has " + std::to_string(value(0)) +
-                  " elements, more than the limit of " + std::to_string(value(1));
+    case Site::Kind::TensorLimit: {
+      // The run-time dims fill the shape's -1 entries in order; the interpreter's check words it.
+      std::vector<int64_t> shape = s.shape;
+      size_t k = 0;
+      bool known = true;
+      for (int64_t& dim : shape) {
+        if (dim == -1 && k < v.size()) {
+          dim = v[k++];
+        } else if (dim == -2) {
+          known = false;  // more run-time dims than a site reports
+        }
+      }
+      auto why = known ? interp::size_error(s.size_rule, shape, static_cast<size_t>(s.dim), s.limit)
+                       : std::nullopt;
+      std::string text = "[";
+      for (size_t j = 0; j < shape.size(); ++j) {
+        text +=
+            (j > 0 ? ", " : "") + (shape[j] == -2 ? std::string("?") : std::to_string(shape[j]));
+      }
+      d.message = why ? *why
+                      : "a tensor of shape " + text + "]" +
+                            " cannot be built: a dimension is negative, its element count "
+                            "overflows, or it has more than the limit of " +
+                            std::to_string(s.limit) + " elements";
       break;
+    }
     case Site::Kind::NegativeExtent:
       d.message = "the extent " + s.message + " is negative (" + std::to_string(value(0)) + ")";
       break;
@@ -202,6 +228,12 @@ std::variant<Value, Diagnostic> NativeFunction::call(const std::vector<Value>& a
   int site = 0;
   if (call_raw(in_ptrs.data(), out_ptrs.data(), options, &values, &site) != 0) {
     return error(site, values);
+  }
+  for (const Leaf& l : outputs_) {
+    if (!l.needs_memory) {
+      return internal_error(Span{}, "the compiled " + fn_name_ + " returned a result of shape " +
+                                        interp::shape_string(l.shape) + ", which cannot be built");
+    }
   }
   size_t next = 0;
   return assemble(result_type_, outs, next);
@@ -261,8 +293,12 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
         return internal_error(f->span, "a parameter's shape of " + names[k] + " has no value");
       }
     }
-    if (!leaves_of(f->result_type, by_name, nf.outputs_)) {
+    if (!leaves_of(f->result_type, by_name, nf.outputs_) ||
+        nf.outputs_.size() != lf.outputs.size()) {
       return internal_error(f->span, "the result's shape of " + names[k] + " has no value");
+    }
+    for (size_t j = 0; j < lf.outputs.size(); ++j) {
+      nf.outputs_[j].needs_memory = !lf.outputs[j].cannot_build || lf.outputs[j].copied_into;
     }
     lowered.push_back(std::move(lf));
     fns.push_back(std::move(nf));

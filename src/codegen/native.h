@@ -35,6 +35,9 @@ using EntryPoint = int (*)(const void* const* inputs, void* const* outputs, cot_
 struct Leaf {
   Scalar type = Scalar::F64;
   std::vector<int64_t> shape;
+  // A result leaf the code needs memory for. False for a shape that cannot be built (too many
+  // elements): the code fails, with the interpreter's message, before it would write it.
+  bool needs_memory = true;
 };
 
 // A function compiled for the sizes of one call.
@@ -49,7 +52,8 @@ class NativeFunction {
   int call_raw(const void* const* inputs, void* const* outputs, const NativeOptions& options,
                std::vector<int64_t>* error_values, int* error_site) const;
   Diagnostic error(int site, const std::vector<int64_t>& values) const;
-  // A result of the compiled shapes, all zeros: memory for call_raw's outputs.
+  // A result of the compiled shapes, all zeros: memory for call_raw's outputs (a leaf that
+  // does not need memory gets none: Value::without_storage).
   cotangent::Value zero_result() const;
 
   const std::vector<Leaf>& inputs() const { return inputs_; }
