@@ -34,7 +34,11 @@ bool has_vector_variant(Prim p) {
   }
 }
 
-constexpr int64_t kParallelWork = 20000;  // see work() below
+constexpr int64_t kParallelWork = 20000;        // see work() below
+constexpr int64_t kMaxWork = int64_t{1} << 40;  // work() saturates here
+// The iterations a thread takes at a time from a parallel loop in vector lanes: a multiple of
+// every vector length, so only the loop's last block has a tail.
+constexpr int64_t kLaneBlock = 256;
 
 const char* c_type(Scalar t) {
   switch (t) {
@@ -371,14 +375,14 @@ class Emitter {
     const std::string head = "for (int64_t " + i + " = " + expr(f.begin) + "; " + i + " < " +
                              expr(f.end) + "; ++" + i + ")";
     // Worth a fork and join only with enough work (a few tens of microseconds).
-    const int64_t per_iteration = work(f.body);
+    const int64_t per_iteration = std::max<int64_t>(1, work(f.body));
     const auto trips = as_i64(f.end);
     // A long generator whose iterations are flat runs in vector lanes (and calls the vector
     // math of codegen/vector_math.h); short ones keep the scalar functions' rounding.
     const bool cannot_fail = !may_fail(f.body);
     const bool lanes =
         (f.parallel || f.independent) && runs_long(f) && !has_loop_or_buffer(f.body) && cannot_fail;
-    if (!f.parallel || (trips && *trips * per_iteration < kParallelWork)) {
+    if (!f.parallel || (trips && saturating_mul(*trips, per_iteration) < kParallelWork)) {
       const bool simd = f.simd || lanes || f.sum_into >= 0;
       if (f.simd || lanes) {
         line("#pragma omp simd");
@@ -398,10 +402,11 @@ class Emitter {
       line("}");
       return;
     }
+    // Enough trips for the work (a division, so nothing overflows at run time).
+    const int64_t min_trips = (kParallelWork + per_iteration - 1) / per_iteration;
     const std::string threads =
         "num_threads(ctx->threads > 0 ? ctx->threads : omp_get_max_threads()) if((" + expr(f.end) +
-        " - " + expr(f.begin) + ") * " + std::to_string(per_iteration) +
-        " >= " + std::to_string(kParallelWork) + ")";
+        " - " + expr(f.begin) + ") >= " + std::to_string(min_trips) + ")";
     std::string pointers;
     for (LocalId p : OuterPointers(fn_).of(f.body))
       pointers += (pointers.empty() ? "" : ", ") + name(p);
@@ -413,12 +418,37 @@ class Emitter {
       line("{");
       ++indent_;
       thread_arena_decl(f);
-      line(lanes ? "#pragma omp for simd schedule(static)" : "#pragma omp for schedule(static)");
-      line(head + " {");
-      in_lanes_ += lanes ? 1 : 0;
-      nested(f.body);
-      in_lanes_ -= lanes ? 1 : 0;
-      line("}");
+      if (lanes) {
+        // In lanes, an iteration's rounding depends on where it falls in its thread's range (a
+        // full vector, the shorter vectors of the epilogue, or the scalar tail, which call
+        // different versions of exp, log, ...). Threads share out fixed blocks of kLaneBlock
+        // iterations, each run in lanes, so that the place of every iteration, and its value,
+        // does not depend on the number of threads (docs/design.md, "Parallel loops").
+        const std::string b = i + "_block", lo = i + "_lo", hi = i + "_hi";
+        const std::string begin = "int64_t(" + expr(f.begin) + ")";
+        const std::string end = "int64_t(" + expr(f.end) + ")";
+        const std::string block = std::to_string(kLaneBlock);
+        line("#pragma omp for schedule(static)");
+        line("for (int64_t " + b + " = 0; " + b + " < (" + end + " - " + begin + " + " + block +
+             " - 1) / " + block + "; ++" + b + ") {");
+        ++indent_;
+        line("const int64_t " + lo + " = " + begin + " + " + b + " * " + block + ";");
+        line("const int64_t " + hi + " = " + end + " - " + lo + " < " + block + " ? " + end +
+             " : " + lo + " + " + block + ";");
+        line("#pragma omp simd");
+        line("for (int64_t " + i + " = " + lo + "; " + i + " < " + hi + "; ++" + i + ") {");
+        ++in_lanes_;
+        nested(f.body);
+        --in_lanes_;
+        line("}");
+        --indent_;
+        line("}");
+      } else {
+        line("#pragma omp for schedule(static)");
+        line(head + " {");
+        nested(f.body);
+        line("}");
+      }
       --indent_;
       line("}");
       return;
@@ -486,6 +516,11 @@ class Emitter {
       line("(void)thread_arena" + tag + ";");
     }
   }
+  // a * b for counts, at most kMaxWork (no overflow).
+  static int64_t saturating_mul(int64_t a, int64_t b) {
+    int64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) || r > kMaxWork ? kMaxWork : r;
+  }
   // A rough count of the statements one run of `b` executes (loops of unknown trip count as
   // 16 iterations): enough to tell a loop worth running in parallel from one that is not.
   static int64_t work(const Body& b) {
@@ -494,9 +529,9 @@ class Emitter {
       int64_t here = 1;
       if (const auto* f = std::get_if<For>(&s.op)) {
         auto n = as_i64(f->end);
-        here = std::max<int64_t>(1, n.value_or(16)) * work(f->body);
+        here = saturating_mul(std::max<int64_t>(1, n.value_or(16)), work(f->body));
       } else if (const auto* l = std::get_if<Forever>(&s.op)) {
-        here = 16 * work(l->body);
+        here = saturating_mul(16, work(l->body));
       } else if (const auto* i = std::get_if<If>(&s.op)) {
         here = 1 + std::max(work(i->then_body), work(i->else_body));
       } else if (const auto* c = std::get_if<Copy>(&s.op)) {
@@ -506,7 +541,7 @@ class Emitter {
       } else if (const auto* c = std::get_if<Fill>(&s.op)) {
         here = std::max<int64_t>(1, as_i64(c->count).value_or(16) / 8);
       }
-      w = std::min<int64_t>(w + here, int64_t{1} << 40);
+      w = std::min<int64_t>(w + here, kMaxWork);
     }
     return w;
   }
@@ -615,7 +650,7 @@ class Emitter {
   Linkage linkage_;
   std::ostringstream out_;
   int indent_ = 0;
-  int in_lanes_ = 0;  // inside a loop marked `omp simd` (or `omp for simd`)
+  int in_lanes_ = 0;  // inside a loop marked `omp simd`
 };
 
 }  // namespace
