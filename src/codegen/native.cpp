@@ -2,17 +2,20 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include "ad/inline.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/fuse_loops.h"
+#include "codegen/loop_ir_walk.h"
 #include "codegen/lower.h"
 #include "codegen/memory_plan.h"
 #include "codegen/partition_loops.h"
 #include "codegen/recompute_tables.h"
 #include "codegen/runtime.h"
+#include "codegen/thread_team.h"
 #include "interp/interpreter.h"
 #include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
@@ -57,6 +60,16 @@ bool leaves_of(const Type& t, const std::map<std::string, int64_t>& sizes, std::
   }
   out.push_back(std::move(leaf));
   return true;
+}
+
+bool has_parallel_loop(const Body& body) {
+  for (const Stmt& s : body) {
+    if (const auto* f = std::get_if<For>(&s.op); f != nullptr && f->parallel) return true;
+    bool inner = false;
+    for_each_body(s, [&](const Body& b) { inner = inner || has_parallel_loop(b); });
+    if (inner) return true;
+  }
+  return false;
 }
 
 void value_leaves(const Value& v, std::vector<const Value*>& out) {
@@ -188,7 +201,9 @@ int NativeFunction::call_raw(const void* const* inputs, void* const* outputs,
                              const NativeOptions& options, std::vector<int64_t>* error_values,
                              int* error_site) const {
   cot_ctx ctx{};
-  ctx.threads = options.threads;
+  ctx.threads = !parallel_                           ? 1
+                : options.threads == team_requested_ ? team_
+                                                     : creatable_team(options.threads);
   ctx.max_while_iterations = options.max_while_iterations;
   const int rc = entry_(inputs, outputs, &ctx);
   if (rc != 0) {
@@ -285,6 +300,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     LoopFunction lf = optimize_loops(std::get<LoopFunction>(std::move(l)));
     NativeFunction nf;
     nf.fn_name_ = names[k];
+    nf.parallel_ = has_parallel_loop(lf.body);
     nf.sites_ = lf.sites;
     nf.result_type_ = f->result_type;
     nf.sizes_ = sizes;
@@ -315,8 +331,12 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     return Diagnostic{Span{}, why->message, why->help, {}};
   }
   const CompileResult& c = std::get<CompileResult>(compiled);
+  std::optional<int> team;
   for (size_t k = 0; k < fns.size(); ++k) {
     NativeFunction& nf = fns[k];
+    if (nf.parallel_ && !team) team = creatable_team(options.threads);
+    nf.team_requested_ = options.threads;
+    nf.team_ = team.value_or(1);
     nf.object_ = c.object;
     nf.entry_ = reinterpret_cast<EntryPoint>(c.object->symbol("cot_fn" + std::to_string(k)));
     if (nf.entry_ == nullptr) {

@@ -75,6 +75,11 @@ class NativeFunction {
   std::vector<int64_t> sizes_;
   double compile_seconds_ = 0;
   bool cache_hit_ = false;
+  // Parallel loops run on `team_` threads (creatable_team of `team_requested_`, probed when the
+  // function is compiled); a call that asks for another number probes again.
+  bool parallel_ = false;
+  int team_requested_ = 0;
+  int team_ = 1;
   std::string source_;
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/thread_team.h"
 #include "cotangent/cotangent.h"
 #include "e2e/e2e_cases.h"
 
@@ -68,6 +69,15 @@ def lse(x: f64[n]) -> f64 {
       }
     }
   }
+}
+
+// The team is what was asked for when the threads can be made (tests/cli/native_limits.sh
+// runs a team that cannot), and at least the calling thread.
+TEST(NativeThreads, the_team_is_what_can_be_created) {
+  EXPECT_EQ(cot::codegen::creatable_team(1), 1);
+  EXPECT_EQ(cot::codegen::creatable_team(3), 3);
+  EXPECT_GE(cot::codegen::creatable_team(0), 1);
+  EXPECT_GE(cot::codegen::creatable_team(-2), 1);
 }
 
 }  // namespace COTANGENT_TEST_UNIT
