@@ -46,7 +46,8 @@ int creatable_team(int requested) {
     while (static_cast<int>(probes.size()) < want) {
       probes.emplace_back([&] {
         // As a team's thread does: its own malloc arena (64 MiB of address space in glibc).
-        void* p = std::malloc(64);
+        // Through a volatile pointer, so that the compiler keeps the pair.
+        void* volatile p = std::malloc(64);
         std::free(p);
         std::unique_lock<std::mutex> lock(m);
         cv.wait(lock, [&] { return release; });
