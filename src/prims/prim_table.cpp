@@ -74,9 +74,13 @@ constexpr std::array<PrimInfo, kNumPrims> kTable = {{
    {}, {}},
   {Prim::Exp, "exp", "exp", S::Function, 1, R::SameReal, false, C::Call, &D::exp, &F::exp, "",
    {"r"}, {}},
+  // 1 / x would give log'(-0.0) = -inf; the table says +inf at 0 for both zeros. The `if`
+  // turns -0.0 into +0.0 (abs runs only there, so the op count is that of 1 / x, and the
+  // derivative of the divisor stays 1 for higher derivatives); its branches read no memory and
+  // cannot trap, so C++ compilers still vectorize the loop (a branch around the division did not).
   {Prim::Log, "log", "log", S::Function, 1, R::SameReal, false, C::Call, &D::log, &F::log,
-   "log'(0) = +inf (1 / x)",
-   {"1.0 / x"}, {}},
+   "log'(0) = +inf (1 / x), for -0.0 too",
+   {"1.0 / (if x == 0.0 then abs(x) else x)"}, {}},
   {Prim::Sin, "sin", "sin", S::Function, 1, R::SameReal, false, C::Call, &D::sin, &F::sin, "",
    {"cos(x)"}, {}},
   {Prim::Cos, "cos", "cos", S::Function, 1, R::SameReal, false, C::Call, &D::cos, &F::cos, "",
@@ -85,9 +89,10 @@ constexpr std::array<PrimInfo, kNumPrims> kTable = {{
    {"1.0 + r * r"}, {}},
   {Prim::Tanh, "tanh", "tanh", S::Function, 1, R::SameReal, false, C::Call, &D::tanh, &F::tanh, "",
    {"1.0 - r * r"}, {}},
+  // sqrt(-0.0) is -0.0, and 0.5 / r would give -inf: as for log, the zero is made positive.
   {Prim::Sqrt, "sqrt", "sqrt", S::Function, 1, R::SameReal, false, C::Call, &D::sqrt, &F::sqrt,
-   "sqrt'(0) = +inf (1 / (2 * sqrt(x)))",
-   {"0.5 / r"}, {}},
+   "sqrt'(0) = +inf (1 / (2 * sqrt(x))), for -0.0 too",
+   {"0.5 / (if r == 0.0 then abs(r) else r)"}, {}},
   {Prim::Abs, "abs", "abs", S::Function, 1, R::SameNumeric, true, C::Call, &D::abs, &F::abs,
    "abs'(0) = 1: abs(x) is max(x, -x), and at a tie the first operand's derivative is used "
    "(language.md §6)",

@@ -114,10 +114,75 @@ TEST(DerivativeRules, DocumentedChoicesAtNonDifferentiablePoints) {
   EXPECT_EQ(at(Prim::Pow, 0, {0.0, 0.0}), 0.0);   // x-derivative at y = 0
   EXPECT_EQ(at(Prim::Sqrt, 0, {0.0}), INFINITY);
   EXPECT_EQ(at(Prim::Log, 0, {0.0}), INFINITY);
+  // The table's +inf holds for -0.0 too (1 / x and 0.5 / sqrt(x) gave -inf there).
+  EXPECT_EQ(at(Prim::Sqrt, 0, {-0.0}), INFINITY);
+  EXPECT_EQ(at(Prim::Log, 0, {-0.0}), INFINITY);
+  EXPECT_EQ(at(Prim::Log1p, 0, {-1.0}), INFINITY);
+  // Away from 0 the rules are 1 / x and 0.5 / sqrt(x) exactly, the sign of x kept.
+  EXPECT_EQ(at(Prim::Log, 0, {-2.0}), -0.5);
+  EXPECT_EQ(at(Prim::Log, 0, {4.0}), 0.25);
+  EXPECT_EQ(at(Prim::Sqrt, 0, {4.0}), 0.25);
+  EXPECT_TRUE(std::isnan(at(Prim::Sqrt, 0, {-4.0})));
   // Negative values on the other side of abs, max and min.
   EXPECT_EQ(at(Prim::Abs, 0, {-0.5}), -1.0);
   EXPECT_EQ(at(Prim::Max, 1, {0.5, 1.5}), 1.0);
   EXPECT_EQ(at(Prim::Min, 1, {1.5, 0.5}), 1.0);
+}
+
+// The derivatives of sqrt and log at -0.0 and +0.0 through AD, at every level of derivative
+// and optimization and on both backends: +inf, and -inf for the second derivative (the
+// derivative of the divisor stays 1 where -0.0 is turned into +0.0).
+TEST(DerivativeRules, SqrtAndLogAtSignedZeros) {
+  // One function of every derivative, so that each level compiles two functions natively.
+  const std::string src =
+      "def sq(x: f64) -> f64 { sqrt(x) }\n"
+      "def lg(x: f64) -> f64 { log(x) }\n"
+      "def all(x: f64) -> (f64, f64, f64, f64, (f64, f64)) {\n"
+      "  (grad(sq, x)(x), grad(lg, x)(x), grad(grad(sq, x), x)(x), grad(grad(lg, x), x)(x),\n"
+      "   jvp(lg, x)(x, 1.0))\n"
+      "}\n"
+      "def for_sqrt(x: f64[n]) -> f64[n] { for i. sqrt(x[i]) }\n"
+      "def vsq(x: f64[n]) -> f64[n] { vjp(for_sqrt)(x, for i: n. 1.0) }\n";
+  for (int opt : {0, 1, 2}) {
+    cotangent::LoadOptions lo;
+    lo.opt_level = opt;
+    auto m = Module::from_string(src, "zeros.cot", lo);
+    ASSERT_TRUE(m.ok()) << m.message();
+    for (auto backend : {cotangent::Backend::Interpreter, cotangent::Backend::Native}) {
+      SCOPED_TRACE("opt " + std::to_string(opt) +
+                   (backend == cotangent::Backend::Native ? ", native" : ", interpreter"));
+      cotangent::EvalOptions eo;
+      eo.backend = backend;
+      auto all = [&](double x) {
+        std::vector<double> out;
+        auto r = m.value().evaluate("all", {Value::f64(x)}, eo);
+        EXPECT_TRUE(r.ok()) << r.message();
+        if (!r.ok()) return std::vector<double>(5, NAN);
+        const auto& e = r.value().elems();
+        for (size_t k = 0; k < 4; ++k) out.push_back(e[k].as_f64());
+        out.push_back(e[4].elems()[1].as_f64());  // the tangent of log
+        return out;
+      };
+      for (double zero : {0.0, -0.0}) {
+        EXPECT_EQ(all(zero),
+                  (std::vector<double>{INFINITY, INFINITY, -INFINITY, -INFINITY, INFINITY}))
+            << "at " << (std::signbit(zero) ? "-0.0" : "+0.0");
+      }
+      EXPECT_EQ(all(4.0), (std::vector<double>{0.25, 0.25, -1.0 / 32.0, -1.0 / 16.0, 0.25}));
+      EXPECT_EQ(all(-2.0)[1], -0.5);
+      Value x = Value::zeros(cotangent::DType::F64, {4});
+      auto xs = x.f64_mut();
+      xs[0] = -0.0;
+      xs[1] = 0.0;
+      xs[2] = 4.0;
+      xs[3] = -0.0;
+      auto v = m.value().evaluate("vsq", {x}, eo);
+      ASSERT_TRUE(v.ok()) << v.message();
+      const auto g = v.value().f64_data();
+      EXPECT_EQ((std::vector<double>(g.begin(), g.end())),
+                (std::vector<double>{INFINITY, INFINITY, 0.25, INFINITY}));
+    }
+  }
 }
 
 // Rules whose primitives the surface language does not spell as calls: select (an `if` of
