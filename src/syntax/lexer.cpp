@@ -41,19 +41,46 @@ size_t utf8_length(std::string_view s) {
   return n;
 }
 
+// "U+03BB" for the well-formed UTF-8 sequence `s`.
+std::string code_point_name(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(s[i])); };
+  uint32_t cp = s.size() == 2 ? byte(0) & 0x1F : s.size() == 3 ? byte(0) & 0x0F : byte(0) & 0x07;
+  for (size_t i = 1; i < s.size(); ++i) cp = (cp << 6) | (byte(i) & 0x3F);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
+  return buf;
+}
+
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+// Lexical errors kept before the lexer gives up on the file (each is a token and a message).
+constexpr size_t kMaxLexErrors = 1000;
+
 class Lexer {
  public:
   Lexer(std::string_view text, uint32_t file) : text_(text), file_(file) {}
 
   LexResult run() {
-    if (text_.size() >= std::numeric_limits<uint32_t>::max()) {
-      // Spans hold 32-bit offsets; refuse rather than wrap around.
+    if (text_.size() > kMaxSourceBytes) {
+      // Spans hold 32-bit offsets, and every token costs memory: refuse before lexing.
       text_ = {};
-      error(0, 0, "the source file is too large", "a source file must be smaller than 4 GiB");
+      error(0, 0,
+            "the source is larger than " + std::to_string(kMaxSourceBytes >> 20) +
+                " MiB, the largest source file accepted",
+            "check the file: a program is rarely more than a few hundred kilobytes");
     }
+    // A UTF-8 byte-order mark at the start is not part of the text (editors on Windows write
+    // one); SourceFile drops it too, so columns on the first line stay right.
+    if (text_.starts_with(kByteOrderMark)) pos_ = kByteOrderMark.size();
     while (true) {
       skip_space_and_comments();
       if (pos_ >= text_.size()) break;
+      if (out_.errors.size() == kMaxLexErrors) {
+        // A file this full of bad characters is not source text; stop rather than hold a
+        // token and a message for each of its bytes.
+        error(pos_, pos_ + 1, "too many unexpected characters; lexing stops here",
+              "check that the file is a source file of the language");
+        break;
+      }
       lex_token();
     }
     Token eof;
@@ -70,13 +97,13 @@ class Lexer {
   void skip_space_and_comments() {
     while (pos_ < text_.size()) {
       char c = text_[pos_];
-      if (c == '\n') {
+      if (c == '\n' || c == '\r') {  // LF, CRLF and a lone CR all end a line
         at_line_start_ = true;
         ++pos_;
-      } else if (c == ' ' || c == '\t' || c == '\r') {
+      } else if (c == ' ' || c == '\t') {
         ++pos_;
       } else if (c == '#') {
-        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+        while (pos_ < text_.size() && text_[pos_] != '\n' && text_[pos_] != '\r') ++pos_;
       } else {
         return;
       }
@@ -181,7 +208,15 @@ class Lexer {
     if (u >= 0x80) {
       size_t n = utf8_length(text_.substr(b));
       if (n > 0) {
-        return error(b, b + n, "unexpected character '" + std::string(text_.substr(b, n)) + "'",
+        // Name the code point: many of these are invisible (a no-break space, a zero-width
+        // space, a byte-order mark) and the quoted character alone shows nothing.
+        std::string_view ch = text_.substr(b, n);
+        if (ch == kByteOrderMark) {
+          return error(b, b + n, "unexpected byte-order mark (U+FEFF, invisible)",
+                       "a byte-order mark may only start the file; delete this one");
+        }
+        return error(b, b + n,
+                     "unexpected character '" + std::string(ch) + "' (" + code_point_name(ch) + ")",
                      "only ASCII characters may appear outside comments");
       }
     }

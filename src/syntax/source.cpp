@@ -1,6 +1,7 @@
 #include "syntax/source.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace cot {
 
@@ -11,9 +12,16 @@ Span Span::cover(Span a, Span b) {
 }
 
 SourceFile::SourceFile(std::string n, std::string t) : name(std::move(n)), text(std::move(t)) {
+  // The mark is invisible: dropping it keeps the columns of the first line what an editor shows.
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
   line_starts.push_back(0);
-  for (uint32_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\n') line_starts.push_back(i + 1);
+  // Offsets past 32 bits cannot be spans; the lexer refuses such a text (kMaxSourceBytes).
+  const size_t end = std::min<size_t>(text.size(), std::numeric_limits<uint32_t>::max());
+  for (size_t i = 0; i < end; ++i) {
+    const char c = text[i];
+    if (c == '\n' || (c == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n'))) {
+      line_starts.push_back(static_cast<uint32_t>(i + 1));
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // to line:col only when a message is rendered, so spans stay small and cheap to copy.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,11 +21,17 @@ struct Span {
   static Span cover(Span a, Span b);
 };
 
+// The largest source text accepted (language.md §9): spans hold 32-bit offsets, every token
+// costs memory, and a bound makes a wrong path such as /dev/zero an error, not memory exhausted.
+// Real programs are a few hundred kilobytes at most.
+inline constexpr size_t kMaxSourceBytes = size_t{16} << 20;
+
 struct SourceFile {
   std::string name;
-  std::string text;
+  std::string text;                   // without a leading UTF-8 byte-order mark
   std::vector<uint32_t> line_starts;  // byte offset of each line's first character
 
+  // Lines end at LF, CRLF or a lone CR (old Mac files), as the lexer reads them.
   SourceFile(std::string name, std::string text);
   // 1-based line and column (columns count bytes) of a byte offset.
   std::pair<int, int> line_col(uint32_t offset) const;

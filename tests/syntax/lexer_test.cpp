@@ -145,7 +145,7 @@ TEST(Lexer, UnexpectedCharacters) {
   EXPECT_EQ(errors("a $ b"), (std::vector<std::string>{"1:3: unexpected character '$'"}));
   EXPECT_EQ(errors(std::string_view("x\0y", 3)),
             (std::vector<std::string>{"1:2: unexpected character '\\x00'"}));
-  EXPECT_EQ(errors("x\n  λ"), (std::vector<std::string>{"2:3: unexpected character 'λ'"}));
+  EXPECT_EQ(errors("x\n  λ"), (std::vector<std::string>{"2:3: unexpected character 'λ' (U+03BB)"}));
   EXPECT_EQ(errors("\xff"), (std::vector<std::string>{"1:1: unexpected character '\\xFF'"}));
   EXPECT_EQ(errors("\xe2\x82"), (std::vector<std::string>{"1:1: unexpected character '\\xE2'",
                                                           "1:2: unexpected character '\\x82'"}));
@@ -159,6 +159,80 @@ TEST(Lexer, UnexpectedCharacters) {
   EXPECT_EQ(u.tokens[0].kind, TK::Error);
   EXPECT_EQ(u.tokens[0].span.end, 2u);
   EXPECT_EQ(u.tokens[1].kind, TK::Ident);
+}
+
+// Invisible characters are named by their code point; a byte-order mark says what it is.
+TEST(Lexer, InvisibleCharactersAreNamed) {
+  EXPECT_EQ(errors("a\xC2\xA0"
+                   "b"),
+            (std::vector<std::string>{"1:2: unexpected character '\xC2\xA0' (U+00A0)"}));
+  EXPECT_EQ(errors("a \xE2\x80\x8B"),
+            (std::vector<std::string>{"1:3: unexpected character '\xE2\x80\x8B' (U+200B)"}));
+  EXPECT_EQ(errors("a\xF0\x9F\x98\x80"),
+            (std::vector<std::string>{"1:2: unexpected character '\xF0\x9F\x98\x80' (U+1F600)"}));
+  LexResult r = lex("def f()\n\xEF\xBB\xBF-> f64", 1);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message, "unexpected byte-order mark (U+FEFF, invisible)");
+  EXPECT_EQ(r.errors[0].help, "a byte-order mark may only start the file; delete this one");
+}
+
+// A UTF-8 byte-order mark at the start of a file was an invisible "unexpected character".
+TEST(Lexer, LeadingByteOrderMarkIsSkipped) {
+  LexResult r =
+      lex("\xEF\xBB\xBF"
+          "def f",
+          1);
+  EXPECT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.tokens.size(), 3u);
+  EXPECT_EQ(r.tokens[0].kind, TK::Def);
+  EXPECT_TRUE(r.tokens[0].first_on_line);
+  // SourceFile drops it, so columns on the first line are what an editor shows.
+  SourceFile f("t.cot",
+               "\xEF\xBB\xBF"
+               "def f");
+  EXPECT_EQ(f.text, "def f");
+  EXPECT_EQ(f.line_col(4), (std::pair<int, int>{1, 5}));
+}
+
+// Lone CR line endings were not newlines: statements on separate lines ran together.
+TEST(Lexer, CrAndCrLfEndLines) {
+  for (std::string_view eol : {"\n", "\r", "\r\n"}) {
+    const std::string text = "a" + std::string(eol) + "b # note" + std::string(eol) + "c";
+    LexResult r = lex(text, 1);
+    ASSERT_EQ(r.tokens.size(), 4u);
+    EXPECT_TRUE(r.tokens[1].first_on_line) << "eol " << static_cast<int>(eol[0]);
+    EXPECT_EQ(r.tokens[2].kind, TK::Ident);  // the comment ends at the line break
+    EXPECT_TRUE(r.tokens[2].first_on_line);
+    SourceFile f("t.cot", text);
+    EXPECT_EQ(f.line_col(r.tokens[2].span.begin), (std::pair<int, int>{3, 1}));
+    EXPECT_EQ(f.line_text(2), "b # note");
+    EXPECT_EQ(f.line_text(3), "c");
+  }
+  // Mixed endings count one line each.
+  SourceFile mixed("t.cot", "a\r\nb\rc\nd");
+  EXPECT_EQ(mixed.line_starts, (std::vector<uint32_t>{0, 3, 5, 7}));
+}
+
+// A file full of bad characters (a binary file) stops after kMaxLexErrors errors instead of
+// holding a token and a message for each byte.
+TEST(Lexer, ManyLexicalErrorsStop) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "$ ";
+  LexResult r = lex(text, 1);
+  ASSERT_EQ(r.errors.size(), 1001u);
+  EXPECT_EQ(r.errors.back().message, "too many unexpected characters; lexing stops here");
+  EXPECT_EQ(r.errors.back().span.begin, 2000u);
+  EXPECT_EQ(r.tokens.back().kind, TK::Eof);
+  EXPECT_LT(r.tokens.size(), 1010u);
+}
+
+TEST(Lexer, SourceOverTheLimitIsRefused) {
+  const std::string text(kMaxSourceBytes + 1, ' ');
+  LexResult r = lex(text, 1);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message,
+            "the source is larger than 16 MiB, the largest source file accepted");
+  EXPECT_EQ(r.tokens.size(), 2u);  // the error and Eof
 }
 
 TEST(Lexer, EmptyInput) {
