@@ -29,13 +29,27 @@ Result<std::vector<Value>> arguments_from_json(std::string_view text, const std:
                                                const std::vector<std::string>& names,
                                                const std::vector<ValueKind>& kinds);
 
+// The text of a JSON input file, or of standard input for "-" (named "<stdin>" in messages).
+// At most 1 GiB is read (larger tensors belong in .npy files), and a NUL byte, which JSON text
+// never holds, ends the read with an error: a wrong path such as /dev/zero fails at once.
+Result<std::string> read_json_input(const std::string& path);
+
 // One value from parsed JSON text (used for single values and tests).
 Result<Value> value_from_json(std::string_view text, const std::string& file,
                               const ValueKind& kind);
 
 // JSON text of a value: tensors as nested arrays, tuples as arrays, reals with 17 significant
 // digits, non-finite reals as "inf", "-inf", "nan".
+// "null" for a value that is not well formed or one value_to_json_checked refuses.
 std::string value_to_json(const Value& v);
+
+// The most empty arrays the JSON text of an empty tensor may hold: an empty tensor of shape
+// [10^12, 0] is written as 10^12 empty arrays (4 TB of "[], "), which no reader wants.
+inline constexpr int64_t kMaxJsonEmptyArrays = int64_t{1} << 28;
+
+// value_to_json, or an error for a value whose text would be out of proportion to it (an empty
+// tensor holding more than kMaxJsonEmptyArrays arrays) or that is not well formed.
+Result<std::string> value_to_json_checked(const Value& v);
 
 // NumPy .npy (format 1.0-3.0; f64, f32, i64, bool; C order; little-endian). Reading converts
 // to the wanted dtype when it is exact to do so (f32 -> f64, i64 of an f64 param is an error).

@@ -15,6 +15,7 @@
 #include "codegen/native.h"
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
+#include "io/read_text.h"
 #include "ir/printer.h"
 #include "ir/uses.h"
 #include "opt/pipeline.h"
@@ -256,20 +257,13 @@ Result<Module> Module::load(std::string_view source, std::string name,
 }
 
 Result<Module> Module::from_file(const std::string& path, const LoadOptions& options) {
-  std::error_code ec;
-  const bool is_dir = std::filesystem::is_directory(path, ec);
-  std::ifstream in(path, std::ios::binary);
-  if (!in || is_dir) {
-    Error e;
-    e.file = path;
-    e.message = is_dir ? path + " is a directory" : "cannot read " + path;
-    e.help = is_dir ? "name a .cot file" : "check that the file exists and is readable";
-    e.rendered = path + ": error: " + e.message + "\n  help: " + e.help + "\n";
-    return e;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return from_string(text.str(), path, options);
+  io::TextRules rules;
+  rules.max_bytes = cot::kMaxSourceBytes;
+  rules.kind = "source file";
+  rules.too_large_help = "check the path: a program is rarely more than a few hundred kilobytes";
+  auto text = io::read_text_file(path, path, rules);
+  if (!text) return text.errors();
+  return from_string(text.value(), path, options);
 }
 
 std::vector<std::string> Module::function_names(bool include_prelude) const {

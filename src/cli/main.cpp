@@ -306,21 +306,6 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
   return std::nullopt;
 }
 
-std::optional<std::string> read_text(const std::string& path, std::string* error) {
-  if (path == "-") {
-    std::string s((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return s;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": error: cannot read the input file\n  help: check that it exists\n";
-    return std::nullopt;
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -372,14 +357,10 @@ int load(const Options& o, const char* cmd, std::optional<cotangent::Module>& mo
       return usage(std::string(cmd) + " needs --input IN.json with the arguments of `" +
                    o.positional[1] + "`");
     }
-    std::string err;
-    auto text = read_text(*o.input, &err);
-    if (!text) {
-      std::cerr << err;
-      return kError;
-    }
-    auto parsed =
-        cotangent::arguments_from_json(*text, *o.input == "-" ? "<stdin>" : *o.input, names, kinds);
+    auto text = cotangent::read_json_input(*o.input);
+    if (!text) return report(text.errors());
+    auto parsed = cotangent::arguments_from_json(
+        text.value(), *o.input == "-" ? "<stdin>" : *o.input, names, kinds);
     if (!parsed) return report(parsed.errors());
     from_json = std::move(parsed.value());
   }
@@ -450,7 +431,10 @@ int cmd_run(const Options& o) {
   if (int rc = load(o, "run", m, args); rc != kOk) return rc;
   auto r = m->evaluate(o.positional[1], args, eval_options(o));
   if (!r) return report(r.errors());
-  return write_output(o, r.value(), "{\"result\": " + cotangent::value_to_json(r.value()) + "}");
+  if (o.output && ends_with(*o.output, ".npy")) return write_output(o, r.value(), {});
+  auto text = cotangent::value_to_json_checked(r.value());
+  if (!text) return report(text.errors());
+  return write_output(o, r.value(), "{\"result\": " + text.value() + "}");
 }
 
 int cmd_cost(const Options& o) {
@@ -483,10 +467,14 @@ int cmd_grad(const Options& o) {
   if (int rc = load(o, "grad", m, args, check_wrt); rc != kOk) return rc;
   auto r = m->value_and_grad(o.positional[1], args, wrt, eval_options(o));
   if (!r) return report(r.errors());
-  std::string json = "{\"value\": " + cotangent::value_to_json(r.value().value) + ", \"grad\": {";
+  auto value = cotangent::value_to_json_checked(r.value().value);
+  if (!value) return report(value.errors());
+  std::string json = "{\"value\": " + value.value() + ", \"grad\": {";
   for (size_t k = 0; k < r.value().grad.size(); ++k) {
     const auto& g = r.value().grad[k];
-    json += (k ? ", \"" : "\"") + g.name + "\": " + cotangent::value_to_json(g.value);
+    auto grad = cotangent::value_to_json_checked(g.value);
+    if (!grad) return report(grad.errors());
+    json += (k ? ", \"" : "\"") + g.name + "\": " + grad.value();
   }
   json += "}}";
   return write_output(o, r.value().value, json);

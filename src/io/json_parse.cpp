@@ -129,7 +129,21 @@ std::string parse_help(std::string_view text, size_t begin) {
 
 }  // namespace
 
+TextRules json_text_rules() {
+  TextRules r;
+  r.max_bytes = kMaxJsonBytes;
+  r.kind = "JSON input";
+  r.too_large_help = "pass large tensors as .npy files (--arg NAME=PATH.npy)";
+  return r;
+}
+
 std::optional<Error> parse_json(std::string_view text, const std::string& file, json& out) {
+  if (text.size() > kMaxJsonBytes) {
+    return error_at(
+        text, file, kNoOffset,
+        "the JSON input is larger than " + byte_size_text(kMaxJsonBytes) + ", the largest accepted",
+        std::string(json_text_rules().too_large_help));
+  }
   if (size_t at = find_excess_nesting(text); at != kNoOffset) {
     return error_at(text, file, at,
                     "JSON is nested more than " + std::to_string(kMaxJsonDepth) + " levels deep",

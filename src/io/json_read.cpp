@@ -3,18 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cotangent/io.h"
 #include "io/json_parse.h"
 #include "io/json_position.h"
 #include "io/located_error.h"
+#include "io/read_text.h"
 
 namespace cotangent {
 namespace {
@@ -395,29 +398,41 @@ class Converter {
   std::optional<Error> error_;
 };
 
-// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`, or `limit` + 1
+// when there are more than `limit`. Two rows of the table, and rows stop once every entry is
+// past the limit, so a long name costs little.
+size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
+  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    size_t row_min = cur[0];
     for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min(
-          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        cur[j] = std::min(cur[j], before[j - 2] + 1);
       }
+      row_min = std::min(row_min, cur[j]);
     }
+    if (row_min > limit) return limit + 1;
+    std::swap(before, prev);
+    std::swap(prev, cur);
   }
-  return d[a.size()][b.size()];
+  return std::min(prev[b.size()], limit + 1);
 }
 
-// A parameter name close enough to `key` to be what was meant.
+// A parameter name close enough to `key` to be what was meant. Only called for the errors that
+// are shown, and bounded per name: keys and names longer than 64 bytes are never close.
 const std::string* close_name(const std::string& key, const std::vector<std::string>& names) {
-  if (key.size() > 64) return nullptr;
+  constexpr size_t kLongest = 64;
+  if (key.size() > kLongest) return nullptr;
   for (const std::string& n : names) {
-    size_t d = edit_distance(key, n);
-    if (d < n.size() && d <= std::max<size_t>(1, n.size() / 3)) return &n;
+    if (n.size() > kLongest) continue;
+    const size_t allowed = std::max<size_t>(1, n.size() / 3);
+    size_t d = edit_distance(key, n, allowed);
+    if (d < n.size() && d <= allowed) return &n;
   }
   return nullptr;
 }
@@ -455,34 +470,45 @@ Result<std::vector<Value>> arguments_from_json(std::string_view text, const std:
         "for example " + example);
   }
 
+  // Errors past kMaxErrors are counted, not built: building one finds its line (a pass over
+  // the text) and a suggestion, and an input with 100,000 unknown entries must not cost
+  // 100,000 of those.
   std::vector<Error> errors;
-  auto add = [&](Error e) {
-    if (errors.size() < kMaxErrors) errors.push_back(std::move(e));
+  size_t not_shown = 0;
+  auto room = [&] {
+    if (errors.size() < kMaxErrors) return true;
+    ++not_shown;
+    return false;
   };
   // Where each entry's value is; a repeated key counts as its last value, as in the DOM.
-  std::map<std::string, size_t> value_offset;
-  for (const io::JsonMember& m : io::json_object_members(text, root)) {
+  std::unordered_map<std::string, size_t> value_offset;
+  const std::unordered_set<std::string> name_set(names.begin(), names.end());
+  for (io::JsonMember& m : io::json_object_members(text, root)) {
     if (value_offset.contains(m.key)) {
-      add(io::error_at(text, file, m.key_offset, "input has two entries for " + quoted_key(m.key),
-                       "remove one of them"));
-    } else if (std::find(names.begin(), names.end(), m.key) == names.end()) {
+      if (room()) {
+        errors.push_back(io::error_at(text, file, m.key_offset,
+                                      "input has two entries for " + quoted_key(m.key),
+                                      "remove one of them"));
+      }
+    } else if (!name_set.contains(m.key) && room()) {
       const std::string* close = close_name(m.key, names);
       std::string help = close ? "did you mean '" + *close + "'?" : "remove the entry";
       std::string params =
           names.empty() ? "the function has no parameters" : "parameters: " + param_list;
-      add(io::error_at(text, file, m.key_offset,
-                       "input has an entry " + quoted_key(m.key) +
-                           " that is not a parameter of the function (" + params + ")",
-                       help));
+      errors.push_back(io::error_at(text, file, m.key_offset,
+                                    "input has an entry " + quoted_key(m.key) +
+                                        " that is not a parameter of the function (" + params + ")",
+                                    help));
     }
-    value_offset[m.key] = m.value_offset;
+    value_offset[std::move(m.key)] = m.value_offset;
   }
 
   std::vector<Value> values;
   for (size_t i = 0; i < names.size(); ++i) {
     auto it = doc.find(names[i]);
     if (it == doc.end()) {
-      add(io::error_at(
+      if (!room()) continue;
+      errors.push_back(io::error_at(
           text, file, root,
           "parameter '" + names[i] + "' is missing from the input; expected " + spelling(kinds[i]),
           "add an entry such as \"" + names[i] + "\": " + example_value(kinds[i])));
@@ -492,13 +518,24 @@ Result<std::vector<Value>> arguments_from_json(std::string_view text, const std:
     Converter conv(text, file, off == value_offset.end() ? kNoOffset : off->second, names[i]);
     std::optional<Value> v = conv.convert(*it, kinds[i]);
     if (!v) {
-      add(conv.take_error());
+      if (room()) errors.push_back(conv.take_error());
       continue;
     }
     values.push_back(std::move(*v));
   }
+  if (not_shown > 0) {
+    errors.push_back(io::file_error(file,
+                                    plural(not_shown, "more error") + " in the input " +
+                                        (not_shown == 1 ? "is" : "are") + " not shown",
+                                    "fix the errors above and run again"));
+  }
   if (!errors.empty()) return errors;
   return values;
+}
+
+Result<std::string> read_json_input(const std::string& path) {
+  if (path == "-") return io::read_text_stream(std::cin, "<stdin>", io::json_text_rules());
+  return io::read_text_file(path, path, io::json_text_rules());
 }
 
 Result<Value> value_from_json(std::string_view text, const std::string& file,

@@ -9,12 +9,11 @@ namespace {
 // written on one huge line does not produce a huge message.
 constexpr size_t kMaxShown = 100;
 
+// The line from `begin` to its end (LF, CR or CRLF), without the line break.
 std::string_view line_at(std::string_view text, size_t begin) {
-  size_t end = text.find('\n', begin);
+  size_t end = text.find_first_of("\r\n", begin);
   if (end == std::string_view::npos) end = text.size();
-  std::string_view line = text.substr(begin, end - begin);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
+  return text.substr(begin, end - begin);
 }
 
 void render_source_line(std::string_view line, int column, std::string& out) {
@@ -43,9 +42,12 @@ void render_source_line(std::string_view line, int column, std::string& out) {
 TextPosition position_of(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
   TextPosition p;
-  size_t line_begin = 0;
+  // A leading UTF-8 byte-order mark is invisible: columns of the first line start after it.
+  size_t line_begin = text.starts_with("\xEF\xBB\xBF") && offset >= 3 ? 3 : 0;
+  // LF, CRLF and a lone CR each end a line, as for source files.
   for (size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
+    const char c = text[i];
+    if (c == '\n' || (c == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n'))) {
       ++p.line;
       line_begin = i + 1;
     }

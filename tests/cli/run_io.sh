@@ -119,7 +119,7 @@ expect_status 1
 expect_err_first_line "^<stdin>:1:1: error: parameter 'x' is missing from the input"
 cot run m.cot third --input missing.json
 expect_status 1
-expect_err_first_line '^missing\.json: error: cannot read the input file'
+expect_err_first_line '^missing\.json: error: cannot read missing\.json$'
 cot_stdin '{"x": 1}' run m.cot nope --input -
 expect_status 1
 expect_err_first_line '^error: no function named `nope`'

@@ -436,7 +436,12 @@ TEST(JsonInputErrors, ManyUnknownEntriesAreCapped) {
   text += "\"x\": 1}";
   auto r = one(text, kF64);
   ASSERT_FALSE(r.ok());
-  EXPECT_LE(r.errors().size(), 20u);
+  // Twenty errors, then one that counts the rest.
+  ASSERT_EQ(r.errors().size(), 21u);
+  EXPECT_EQ(r.errors()[19].message,
+            "input has an entry 'k19' that is not a parameter of the function (parameters: x)");
+  EXPECT_EQ(r.errors()[20].message, "980 more errors in the input are not shown");
+  EXPECT_EQ(r.errors()[20].line, 0);
 }
 
 TEST(JsonInputErrors, LongLinesAreShownAsAWindow) {
