@@ -137,6 +137,9 @@ class Parser {
         toks_(lexed_.tokens) {}
 
   ast::Module module() {
+    // Definitions with a syntax error before the parser gives up on the file.
+    constexpr int kMaxSyntaxErrors = 1000;
+    int syntax_errors = 0;
     ast::Module m;
     m.file = file_;
     while (!at(TK::Eof)) {
@@ -157,6 +160,13 @@ class Parser {
       // the error was found may itself start it (a missing '}').
       failed_ = false;
       skip_to_next_def();
+      if (++syntax_errors == kMaxSyntaxErrors && !at(TK::Eof)) {
+        // A file of 4 million broken definitions gave 4 million messages (600 MB, 18 s);
+        // past this many the file is not worth reading on.
+        diags_.error(peek().span, "too many syntax errors; the rest of the file is not parsed",
+                     "fix the errors above and check again");
+        break;
+      }
     }
     return m;
   }
