@@ -10,13 +10,14 @@
 #include <string>
 
 #include "gradbench/tool.h"
+#include "io/json_parse.h"
 
 namespace cot::gradbench {
 
 // A message longer than this is refused without being stored (the rest of its line is
-// skipped): the limit of the CLI's JSON inputs, 1 GiB. GradBench's largest default messages
-// (lse's 1.28 million reals, ht's 100,000 points) are under 30 MB.
-inline constexpr size_t kMaxMessageBytes = size_t{1} << 30;
+// skipped): the limit of the CLI's JSON inputs. GradBench's largest default messages (lse's
+// 1.28 million reals, ht's 100,000 points) are under 30 MB.
+inline constexpr size_t kMaxMessageBytes = cotangent::io::kMaxJsonBytes;
 
 struct ServeOptions {
   std::string source = "<stdin>";  // names the input stream in errors
