@@ -543,6 +543,26 @@ Checked check_jacobian(const Case& c, std::mt19937_64& rng) {
   return Checked::ran();
 }
 
+// Empty when `got` (named `what`) is H v (named `product`), H being n by n row-major, within
+// kHvpTol of each element's scale; else why not.
+std::string compare_with_hessian_times(const std::string& what, const std::string& product,
+                                       const std::vector<double>& got, const std::vector<double>& h,
+                                       const std::vector<double>& v) {
+  const size_t n = v.size();
+  if (got.size() != n) return what + " has the wrong number of elements\n";
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<double> row(h.begin() + static_cast<long>(i * n),
+                                  h.begin() + static_cast<long>((i + 1) * n));
+    const auto [want, mag] = inner(row, v);
+    if (scaled_rho(got[i], want, mag) > kHvpTol) {
+      return what + " element " + std::to_string(i) + " = " + fmt(got[i]) + " but (" + product +
+             ") = " + fmt(want) + "\n  got:     " + to_text(got) + "\n  hessian: " + to_text(h) +
+             "\n";
+    }
+  }
+  return "";
+}
+
 Checked check_hessian(const Case& c, std::mt19937_64& rng) {
   std::string why = "grad f not smooth";
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -584,34 +604,14 @@ Checked check_hessian(const Case& c, std::mt19937_64& rng) {
                   1e-12);
     }
     if (d.empty()) {
-      const std::vector<double> tv = real_elements(t), hv = real_elements(HV.elems().at(1));
-      for (size_t i = 0; i < na && i < hv.size() && d.empty(); ++i) {
-        const std::vector<double> row(h.begin() + static_cast<long>(i * na),
-                                      h.begin() + static_cast<long>((i + 1) * na));
-        const auto [want, mag] = inner(row, tv);
-        if (scaled_rho(hv[i], want, mag) > kHvpTol) {
-          d = "jvp(grad(f, a), a)(x, t) element " + std::to_string(i) + " = " + fmt(hv[i]) +
-              " but (H t) = " + fmt(want) + "\n  hvp:   " + to_text(hv) +
-              "\n  hessian: " + to_text(h) + "\n";
-        }
-      }
-      if (d.empty() && hv.size() != na) d = "hvp has the wrong number of elements\n";
+      d = compare_with_hessian_times("jvp(grad(f, a), a)(x, t)", "H t",
+                                     real_elements(HV.elems().at(1)), h, real_elements(t));
     }
     // grad(<grad(f, a), w>, a) = H w, reverse over reverse, with w = t.
     EVAL_OR_FAIL(RR, c, "rr", hargs, extra);
     if (d.empty()) {
-      const std::vector<double> tv = real_elements(t), rr = real_elements(RR);
-      if (rr.size() != na) d = "grad of <grad f, w> has the wrong number of elements\n";
-      for (size_t i = 0; i < na && i < rr.size() && d.empty(); ++i) {
-        const std::vector<double> row(h.begin() + static_cast<long>(i * na),
-                                      h.begin() + static_cast<long>((i + 1) * na));
-        const auto [want, mag] = inner(row, tv);
-        if (scaled_rho(rr[i], want, mag) > kHvpTol) {
-          d = "grad(<grad(f, a), w>, a) element " + std::to_string(i) + " = " + fmt(rr[i]) +
-              " but (H w) = " + fmt(want) + "\n  rr:      " + to_text(rr) +
-              "\n  hessian: " + to_text(h) + "\n";
-        }
-      }
+      d = compare_with_hessian_times("grad(<grad(f, a), w>, a)", "H w", real_elements(RR), h,
+                                     real_elements(t));
     }
     if (!d.empty()) return Checked::fail(d + repro(c, *args, extra));
     if (c.prog.uses_stop_gradient) return Checked::ran();  // no finite differences
