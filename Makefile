@@ -69,6 +69,26 @@ fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	$(FUZZ_BUILD)/fuzz_load -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS)
 
+# Long campaigns (docs/campaigns.md), not part of `make test`: libFuzzer on both targets with
+# the corpus in fuzz/corpus growing, the random AD programs, a soak of the native cache with
+# processes killed at random, and every test program at --opt 0/1/2 x interp/native. Each runs
+# for CAMPAIGN_SECONDS (the fuzz campaign: per target) and writes its figures to standard output
+# and to $(BUILD)/campaigns/NAME-latest.txt.
+CAMPAIGN_SECONDS ?= 3600
+.PHONY: campaign-fuzz campaign-ad campaign-cache campaign-differential
+campaign-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_parse_check fuzz_load
+	bash campaigns/fuzz.sh $(CAMPAIGN_SECONDS) $(FUZZ_BUILD) $(BUILD)/campaigns
+
+campaign-ad: build
+	bash campaigns/ad.sh $(CAMPAIGN_SECONDS) $(BUILD) $(BUILD)/campaigns
+
+campaign-cache: build
+	python3 campaigns/cache_soak.py $(CAMPAIGN_SECONDS) --build $(BUILD)
+
+campaign-differential: build
+	python3 campaigns/differential.py $(CAMPAIGN_SECONDS) --build $(BUILD)
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
