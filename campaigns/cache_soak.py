@@ -66,10 +66,10 @@ class Soak:
         print(f"cache_soak: FINDING {text}", flush=True)
 
 
-def make_jobs(root, seed):
+def make_jobs(root, work, seed):
     """(mode, program, fn, input path) for every function the signature reader understands."""
     rng = random.Random(seed)
-    inputs_dir = os.path.join(ARGS.work, "inputs")
+    inputs_dir = os.path.join(work, "inputs")
     os.makedirs(inputs_dir, exist_ok=True)
     jobs = []
     for rel in PROGRAMS:
@@ -181,7 +181,6 @@ def cache_contents(cache):
 
 
 def main():
-    global ARGS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("seconds", type=float)
     ap.add_argument("--build", default="build")
@@ -190,7 +189,7 @@ def main():
     ap.add_argument("--kill-probability", type=float, default=0.3)
     ap.add_argument("--max-kill-delay", type=float, default=3.0)
     ap.add_argument("--seed", type=int, default=None)
-    args = ARGS = ap.parse_args()
+    args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     args.results = os.path.abspath(args.results or os.path.join(args.build, "campaigns"))
     args.cot = os.path.abspath(os.path.join(args.build, "cotangent"))
@@ -206,7 +205,7 @@ def main():
 
     start = time.time()
     soak = Soak(args, env)
-    jobs = make_jobs(root, seed)
+    jobs = make_jobs(root, args.work, seed)
     print(f"cache_soak: {len(jobs)} commands x 3 levels, {args.workers} workers, "
           f"kill probability {args.kill_probability}, seed {seed}", flush=True)
     deadline = start + args.seconds
