@@ -84,10 +84,10 @@ campaign-ad: build
 	bash campaigns/ad.sh $(CAMPAIGN_SECONDS) $(BUILD) $(BUILD)/campaigns
 
 campaign-cache: build
-	python3 campaigns/cache_soak.py $(CAMPAIGN_SECONDS) --build $(BUILD)
+	/usr/bin/python3 campaigns/cache_soak.py $(CAMPAIGN_SECONDS) --build $(BUILD)
 
 campaign-differential: build
-	python3 campaigns/differential.py $(CAMPAIGN_SECONDS) --build $(BUILD)
+	/usr/bin/python3 campaigns/differential.py $(CAMPAIGN_SECONDS) --build $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
