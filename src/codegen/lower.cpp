@@ -396,12 +396,19 @@ class Lowerer {
     if (cannot_build) {
       // Never written when it has failed; a deferred slot a value that exists is copied into
       // (an argument over the tensor limit, passed through an `if`) takes its memory from the
-      // heap, where it costs address space only until it is written.
+      // heap, where it costs address space only until it is written. Only an argument (or a
+      // slice of one) can exist over the limit, so a slot larger than every argument needs
+      // none: asking the heap for it would fail at entry with "out of memory" before the
+      // statement could report the interpreter's error.
       std::vector<int64_t> shape;
       for (const ExprP& d : x.dims) shape.push_back(*as_i64(d));
       auto count = interp::element_count(shape);
-      n = deferred && count ? local(out_, mutable_local("n", Scalar::I64, lit_i64(*count)))
-                            : lit_i64(0);
+      const bool an_argument_fits =
+          count && std::any_of(out_.inputs.begin(), out_.inputs.end(),
+                               [&](const Port& p) { return p.count >= *count; });
+      n = deferred && an_argument_fits
+              ? local(out_, mutable_local("n", Scalar::I64, lit_i64(*count)))
+              : lit_i64(0);
     } else {
       for (const ExprP& d : x.dims) n = mul_i64(n, d);
       if (!as_i64(n)) n = declare(n, "n");

@@ -36,6 +36,26 @@ for c in "f5 x7000.json" "f5z x7000y0.json" "f3 x800.json"; do
 done
 expect_err_first_line '^big\.cot:5:37: error: a tensor of shape \[800, 800, 800\] has 512000000 elements, more than the limit of 268435456$'
 
+# An `if` whose branches build a tensor over the limit: its slot is never allocated (it was
+# 2.7 TB of heap, refused at entry as "out of memory"), and the branch reports the interpreter's
+# error.
+cat >slot.cot <<'COT'
+def fi(x: f64[n], c: bool) -> f64 {
+  let t = if c then for a: n, b: n, d: n. x[a] else for a: n, b: n, d: n. 0.0
+  t[0, 0, 0]
+}
+COT
+python3 -c 'import json; json.dump({"x": [0.5] * 7000, "c": True}, open("xc.json", "w"))'
+cot run slot.cot fi --input xc.json --backend interp
+expect_status 1
+want=$err
+for level in 0 2; do
+  cot run slot.cot fi --input xc.json --opt $level
+  expect_status 1
+  [[ $err == "$want" ]] || fail "native code's error differs from the interpreter's: $want"
+done
+expect_err_first_line '^slot\.cot:2:21: error: a tensor of shape \[7000, 7000, 7000\] has 343000000000 elements'
+
 # Results do not depend on the number of threads, to the bit (a loop in vector lanes split
 # among the threads).
 cot run big.cot p --input x1e5.json --threads 1
