@@ -31,6 +31,7 @@ start=$(date +%s)
 corpus_before=$(corpus_size "$corpus")
 figures=()
 total_findings=0
+failed_runs=0  # fuzzer or merge runs that ended in an error of their own
 repros=()
 
 for target in $targets; do
@@ -49,6 +50,7 @@ for target in $targets; do
     -max_total_time="$secs" "${limits[@]}" -artifact_prefix="$findings/" \
     "$work/corpus" "$corpus" >"$log" 2>&1
   rc=$?
+  (( rc == 0 )) || failed_runs=$((failed_runs + 1))
   t1=$(date +%s)
   # Fork mode reports "#EXECS: cov: C ft: F corp: N exec/s E oom/timeout/crash: O/T/C time: S".
   last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
@@ -68,7 +70,8 @@ for target in $targets; do
   rm -rf "$staging" && mkdir -p "$staging"
   find "$work/corpus" -type f -size -"$((max_unit + 1))"c -exec cp -t "$staging" {} +
   merge_log="$work/merge.log"
-  "$bin" -merge=1 "${limits[@]}" "$corpus" "$staging" >"$merge_log" 2>&1
+  "$bin" -merge=1 "${limits[@]}" "$corpus" "$staging" >"$merge_log" 2>&1 ||
+    failed_runs=$((failed_runs + 1))
   merged=$(sed -nE 's/.*MERGE-OUTER: ([0-9]+) new files.*/\1/p' "$merge_log" | tail -1)
   rm -rf "$staging"
   figures+=("$target=$((t1 - t0)) s, exit $rc, ${execs:-?} executions, cov ${cov:-?}, ft ${ft:-?}, $units_new new units in the working corpus, ${merged:-?} merged into fuzz/corpus, oom/timeout/crash ${oom_to_crash:-?}, $found finding files")
@@ -81,5 +84,6 @@ python3 "$here/summary.py" fuzz "$results" \
   "corpus_before=$corpus_before" \
   "corpus_after=$(corpus_size "$corpus")" \
   "findings=$total_findings (under $results/fuzz-findings/)" \
+  "failed_runs=$failed_runs (fuzzer or merge runs that exited with an error; see their logs)" \
   "reproduce=$(IFS=';'; echo "${repros[*]:-nothing to reproduce}")"
-(( total_findings == 0 ))
+(( total_findings == 0 && failed_runs == 0 ))

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/native.h"
+#include "interp/size_checks.h"
 
 namespace cot::gradbench {
 namespace {
@@ -108,22 +109,11 @@ int64_t max_tensor_elements() {
 
 std::optional<cotangent::Error> check_tensor_size(const std::string& where,
                                                   const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t d = 0; d < shape.size(); ++d) text += (d ? ", " : "") + std::to_string(shape[d]);
-  text += "]";
-  int64_t numel = 0;
-  if (!cotangent::Value::checked_numel(shape, &numel)) {
-    return input_error(
-        where, "cannot allocate a tensor of shape " + text + ": its element count overflows");
-  }
-  if (numel > max_tensor_elements()) {
-    return input_error(where,
-                       "a tensor of shape " + text + " has " + std::to_string(numel) +
-                           " elements, more than the limit of " +
-                           std::to_string(max_tensor_elements()),
-                       "the sizes in the input are too large for this tool");
-  }
-  return std::nullopt;
+  // The interpreter's check and words, as the compiled code reports a size it cannot build.
+  auto why =
+      cot::interp::size_error(cot::interp::SizeRule::Tensor, shape, 0, max_tensor_elements());
+  if (!why) return std::nullopt;
+  return input_error(where, *why, "the sizes in the input are too large for this tool");
 }
 
 cotangent::Result<const json*> field(const json& input, const std::string& name) {

@@ -205,7 +205,9 @@ Result<bool> write_files(const std::vector<FileText>& files) {
     out.push_back(std::make_unique<io::AtomicFile>(f.path));
     out.back()->write(f.text);
   }
-  // Every file is written and closed before any is renamed: a failure leaves them all as they were.
+  // Every file is written and closed before any is renamed, so a failure to write (a full disk,
+  // a quota) leaves them all as they were. A rename that fails after another succeeded (rare: a
+  // directory made read-only in between) leaves the earlier files replaced.
   for (auto& f : out) {
     auto finished = f->finish();
     if (!finished) return finished;
