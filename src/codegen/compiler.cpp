@@ -46,6 +46,7 @@ std::string absolute_compiler(const std::string& compiler) {
 struct RunResult {
   int spawn_error = 0;  // errno when the program could not be started
   int exit_code = -1;   // -1 when it did not exit normally
+  int signal = 0;       // the signal that ended it, when one did
   std::string output;   // stdout and stderr, the first `limit` bytes
 };
 
@@ -97,6 +98,7 @@ RunResult run(const std::vector<std::string>& argv, int dir_fd, const char* dir_
     if (errno != EINTR) return r;
   }
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   return r;
 }
 
@@ -260,6 +262,17 @@ std::variant<CompileResult, CompileError> Compiler::compile_and_load(
         "install a C++ compiler or name one in COTANGENT_CXX (or run with "
         "--backend interp, which compiles nothing)"};
   }
+  if (compiled.signal != 0) {
+    // Killed (the out-of-memory killer, a limit, a user): the toolchain's trouble, not the code's.
+    dir.remove(tmp + ".so");
+    dir.remove(tmp + ".cpp");
+    return CompileError{CompileError::Kind::toolchain,
+                        "the C++ compiler `" + compiler_ + "` was ended by signal " +
+                            std::to_string(compiled.signal) + " (" + strsignal(compiled.signal) +
+                            ") while compiling",
+                        "it may have run out of memory; try again, or run with --backend interp, "
+                        "which compiles nothing"};
+  }
   if (compiled.exit_code != 0) {
     dir.remove(tmp + ".so");
     // No diagnostic about the source, little space left: the assembler or linker could not
@@ -271,13 +284,14 @@ std::variant<CompileResult, CompileError> Compiler::compile_and_load(
     }
     // The source stays, under the entry's name, for reading.
     const std::string kept = result.key + ".cpp";
-    if (dir.rename(tmp + ".cpp", kept)) dir.remove(tmp + ".cpp");
+    const bool keeps_source = !dir.rename(tmp + ".cpp", kept);
+    if (!keeps_source) dir.remove(tmp + ".cpp");
     std::string log = compiled.output;
     if (log.size() >= kLogLimit) log += "\n...";
     return CompileError{CompileError::Kind::internal,
-                        "the C++ compiler (" + compiler_ + ") failed on the generated code " +
-                            dir.display_path(kept) + " (exit " +
-                            std::to_string(compiled.exit_code) + "):\n" + log,
+                        "the C++ compiler (" + compiler_ + ") failed on the generated code" +
+                            (keeps_source ? " " + dir.display_path(kept) : std::string()) +
+                            " (exit " + std::to_string(compiled.exit_code) + "):\n" + log,
                         ""};
   }
   // Published by rename only once complete and on disk: readers never see a partial object.

@@ -96,3 +96,17 @@ expect_status 1
 expect_err_contains "in the compile cache $tmp/ro: Permission denied"
 expect_no_internal_error
 chmod 700 ro
+
+# A compiler ended by a signal (the out-of-memory killer, a limit) is the toolchain's trouble, not
+# an internal error, and leaves nothing behind. This one answers the identity questions and then
+# kills itself.
+mkdir killed && chmod 700 killed
+printf '#!/bin/sh\ncase "$*" in *-###*|*--version*) exec c++ "$@";; esac\nkill -9 $$\n' >killcxx
+chmod +x killcxx
+COTANGENT_CACHE_DIR=$tmp/killed COTANGENT_CXX=$tmp/killcxx cot run m.cot g --input in.json
+expect_status 1
+expect_err_contains "error: the C++ compiler \`$tmp/killcxx\` was ended by signal 9 (Killed) while compiling"
+expect_no_internal_error
+[[ -z $(ls -A killed) ]] || fail "a killed compile left files: $(ls -A killed)"
+
+echo "native_cache.sh: ok"
