@@ -41,8 +41,11 @@ def max_rho(a, b, path="result"):
     if isinstance(a, bool) or isinstance(b, bool):
         return 0.0 if a is b else f"{path}: {json.dumps(a)} vs {json.dumps(b)}"
     if isinstance(a, str) or isinstance(b, str):
-        x, y = _NONFINITE.get(a, a), _NONFINITE.get(b, b)
-        same = (isinstance(x, float) and isinstance(y, float) and
+        def value(v):  # "inf", "-inf", "nan" as floats; any other value as itself
+            return _NONFINITE.get(v, v) if isinstance(v, str) else v
+        x, y = value(a), value(b)
+        same = (x == y if isinstance(x, str) and isinstance(y, str) else
+                isinstance(x, float) and isinstance(y, float) and
                 (x == y or (math.isnan(x) and math.isnan(y))))
         return 0.0 if same else f"{path}: {json.dumps(a)} vs {json.dumps(b)}"
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
