@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_results  # noqa: E402
 import cot_signatures  # noqa: E402
 import summary  # noqa: E402
+from tally import Tally  # noqa: E402
 
 TOLERANCE = 1e-12
 # Programs whose functions the soak runs: small, quick to compile, with loops, reductions and
@@ -44,21 +45,12 @@ INPUTS_PER_FUNCTION = 12  # distinct inputs (so shapes) per function: hits and m
 RUN_TIMEOUT_S = 600
 
 
-class Soak:
+class Soak(Tally):
     def __init__(self, args, env):
+        super().__init__()
         self.args, self.env = args, env
-        self.lock = threading.Lock()
-        self.n = {}
         self.references = {}  # command key -> (rc, stdout) of the interpreter
         self.commands = set()  # commands that ran natively, for the final pass
-        self.findings = []
-
-    def add(self, key, k=1):
-        with self.lock:
-            self.n[key] = self.n.get(key, 0) + k
-
-    def get(self, key):
-        return self.n.get(key, 0)
 
     def finding(self, text):
         with self.lock:

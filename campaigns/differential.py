@@ -33,13 +33,14 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_results  # noqa: E402
 import cot_signatures  # noqa: E402
 import summary  # noqa: E402
+from tally import Tally  # noqa: E402
 import test_programs  # noqa: E402
 
 TOLERANCE = 1e-12
@@ -47,20 +48,6 @@ CONFIGS = [(opt, backend) for opt in (0, 1, 2) for backend in ("interp", "native
 REFERENCE = (0, "interp")
 RUN_TIMEOUT_S = 300
 MAX_ITERATIONS = "1000000"  # a random input can make a while loop run long; same in every config
-
-
-class Tally:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.n = {}
-        self.findings = []
-
-    def add(self, key, k=1):
-        with self.lock:
-            self.n[key] = self.n.get(key, 0) + k
-
-    def get(self, key):
-        return self.n.get(key, 0)
 
 
 def command(cot, mode, program, fn, input_path, opt, backend):
@@ -129,7 +116,7 @@ def save_finding(tally, results, program, fn, mode, inp, ref_cmd, ref, cmd, got,
 
 
 def check_case(args, tally, env, program, fn, inp, mode, tmpdir):
-    fd, input_path = tempfile_in(tmpdir)
+    fd, input_path = tempfile.mkstemp(prefix="input_", suffix=".json", dir=tmpdir)
     with os.fdopen(fd, "w") as f:
         json.dump(inp, f)
     outcomes = {}
@@ -157,17 +144,6 @@ def check_case(args, tally, env, program, fn, inp, mode, tmpdir):
                          f"--backend {against[1]}: {detail}")
     tally.add("cases agreeing" if case_ok else "cases disagreeing")
     os.unlink(input_path)
-
-
-_counter = iter(range(1 << 62))
-_counter_lock = threading.Lock()
-
-
-def tempfile_in(d):
-    with _counter_lock:
-        k = next(_counter)
-    path = os.path.join(d, f"input_{k}.json")
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), path
 
 
 def differentiable(fn):
