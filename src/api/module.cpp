@@ -101,6 +101,14 @@ Error no_function(const cot::ir::Program& p, const std::string& name) {
   return e;
 }
 
+// The error of `fn` when it cannot run (Module::Impl::broken), else nullopt.
+std::optional<Error> broken_error(const std::map<std::string, Error>& broken,
+                                  const std::string& fn) {
+  auto it = broken.find(fn);
+  if (it == broken.end()) return std::nullopt;
+  return it->second;
+}
+
 // The library reports errors as values; what can still escape from the standard library is
 // an allocation failure (a program asking for more memory than the machine has).
 template <class T, class F>
@@ -369,7 +377,7 @@ Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
                           const EvalOptions& options, CostReport* report) const {
   const cot::ir::Function* f = impl_->program.find(fn);
   if (!f || f->derivation) return no_function(impl_->program, fn);
-  if (auto it = impl_->broken.find(fn); it != impl_->broken.end()) return it->second;
+  if (auto e = broken_error(impl_->broken, fn)) return *e;
   if (auto e = check_arguments(*f, args)) return *e;
   cot::interp::CostCounts counts;
   auto r = execute(impl_->program, fn, args, options, report ? &counts : nullptr);
@@ -382,7 +390,7 @@ Result<std::string> Module::print(const std::string& fn) const {
   return guarded<std::string>([&]() -> Result<std::string> {
     const cot::ir::Function* f = impl_->program.find(fn);
     if (!f || f->derivation) return no_function(impl_->program, fn);
-    if (auto it = impl_->broken.find(fn); it != impl_->broken.end()) return it->second;
+    if (auto e = broken_error(impl_->broken, fn)) return *e;
     // A whole program: the function, every user function it calls, directly or through a
     // derivative operator (prelude functions are always available), and the derived functions
     // it calls.
@@ -426,7 +434,7 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
   const cot::ir::Program& p = impl.program;
   const cot::ir::Function* f = p.find(fn);
   if (!f || f->derivation) return no_function(p, fn);
-  if (auto it = impl.broken.find(fn); it != impl.broken.end()) return it->second;
+  if (auto e = broken_error(impl.broken, fn)) return *e;
   const cot::ast::DerivKind dk = to_deriv_kind(kind);
   const char* op = cot::ast::to_string(dk);
 
@@ -509,7 +517,7 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
     shell.derivation = cot::ir::Derivation{dk, fn, active};
     d.program.functions.push_back(std::move(shell));
   }
-  if (auto it = impl.broken.find(d.name); it != impl.broken.end()) return it->second;
+  if (auto e = broken_error(impl.broken, d.name)) return *e;
   std::set<std::string> unbuilt;
   for (const auto& g : d.program.functions) {
     if (g.derivation && g.body.stmts.empty() && g.body.results.empty() &&
@@ -530,7 +538,7 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
       },
       broken);
   spread_breakage(d.program, broken);
-  if (auto it = broken.find(d.name); it != broken.end()) return it->second;
+  if (auto e = broken_error(broken, d.name)) return *e;
   return d;
 }
 
@@ -621,7 +629,7 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
       } else {
         const cot::ir::Function* f = p->find(name);
         if (!f || f->derivation) return no_function(*p, name);
-        if (auto it = impl_->broken.find(name); it != impl_->broken.end()) return it->second;
+        if (auto e = broken_error(impl_->broken, name)) return *e;
       }
       if (auto e = check_arguments(*p->find(name), r.example_args)) return *e;
       auto sizes = cot::interp::bind_sizes(*p, name, r.example_args);
@@ -669,7 +677,7 @@ Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
     } else {
       const cot::ir::Function* f = p->find(name);
       if (!f || f->derivation) return no_function(*p, name);
-      if (auto it = impl_->broken.find(name); it != impl_->broken.end()) return it->second;
+      if (auto e = broken_error(impl_->broken, name)) return *e;
     }
     auto src = cot::codegen::standalone_source(*p, name, c_name, *impl_->sources);
     if (auto* diag = std::get_if<cot::Diagnostic>(&src)) return to_error(*impl_->sources, *diag);
