@@ -11,13 +11,17 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "codegen/expr.h"
 #include "codegen/may_fail.h"
+#include "index/fourier_motzkin.h"
 #include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
 #include "ir/regions.h"
+#include "ir/strong_zero_flow.h"
+#include "ir/uses.h"
 
 namespace cot::codegen {
 
@@ -32,6 +36,8 @@ struct Unsupported {
 constexpr int64_t kStrongZero = 1;
 constexpr int64_t kEmptySum = 2;
 
+struct MarkPred;
+
 struct Val {
   enum class Kind : uint8_t { Scalar, Tensor, Tuple };
   Kind kind = Kind::Scalar;
@@ -41,7 +47,15 @@ struct Val {
   ExprP offset;             // Tensor
   std::vector<ExprP> dims;  // Tensor
   std::vector<Val> elems;   // Tuple
-  ExprP mask;               // null: an ordinary value
+  ExprP mask;               // null: an ordinary value (a tensor's: the whole tensor's)
+  // Tensor: which elements are strong zeros, one byte each at mask_pointer[offset ...] (the
+  // interpreter's Marks, interp/marks.h); -1 where ir/strong_zero_flow.h says none can be.
+  LocalId mask_pointer = -1;
+  // The function's result: the caller gets plain numbers, so marks are not kept.
+  bool drops_marks = false;
+  // Tensor: where its strong zeros are, when a predicate of the indices says so (reads
+  // evaluate it; no marks are stored).
+  std::shared_ptr<const MarkPred> mark_pred;
   // A whole buffer whose size nothing has checked yet (the caller's result, an `if`'s or a
   // guard's slot): the statement that writes it checks it, where the interpreter allocates.
   bool check_at_writer = false;
@@ -56,9 +70,19 @@ struct Val {
 
 using Interval = std::pair<int64_t, int64_t>;
 
+// Where a generator's strong zeros are, when an affine predicate of its index variables says
+// so (`for i. [i + 1 < n] * e`, `for r, c. if r == c then a else [c < r] * b`): `strong` holds
+// at exactly the points whose element is one. Its variables are `ivars` and variables bound
+// outside the generator, so a read evaluates it at its own indices instead of loading marks.
+struct MarkPred {
+  std::vector<ir::VarId> ivars;
+  Pred strong;
+};
+
 class Lowerer {
  public:
-  explicit Lowerer(const LowerInput& in) : in_(in), f_(*in.fn) {}
+  explicit Lowerer(const LowerInput& in)
+      : in_(in), f_(*in.fn), flow_(ir::strong_zero_flow(*in.fn)) {}
 
   LoopFunction run() {
     out_.name = in_.name;
@@ -93,6 +117,7 @@ class Lowerer {
     for (size_t i = 0; i < f_.params.size(); ++i) {
       bind(f_.params[i], input(f_.param_type(i), name_of(f_.params[i])));
     }
+    find_mark_preds();  // once the sizes are known
     Val result = make_output(f_.result_type);
     std::vector<Val> dests{result};
     lower_block(f_.body, &dests);
@@ -380,7 +405,7 @@ class Lowerer {
   // allocates, and the buffer gets no elements.
   Val alloc_tensor(Scalar elem, std::vector<ExprP> dims, Span span, const std::string& hint,
                    interp::SizeRule rule = interp::SizeRule::Tensor, size_t index_rank = 0,
-                   bool deferred = false) {
+                   bool deferred = false, bool marks = false) {
     Val x;
     x.kind = Val::Kind::Tensor;
     x.type = elem;
@@ -416,6 +441,10 @@ class Lowerer {
     if (!as_i64(n)) out_.uses_heap = true;
     x.pointer = out_.new_local(hint, elem, true);
     emit(Alloc{.pointer = x.pointer, .count = n});
+    if (marks) {
+      x.mask_pointer = out_.new_local(hint + "_marks", Scalar::Bool, true);
+      emit(Alloc{.pointer = x.mask_pointer, .count = n});
+    }
     return x;
   }
   // The buffer a statement binding `v` writes: its consumer's destination when one is pending,
@@ -427,6 +456,10 @@ class Lowerer {
     if (it != pending_dest_.end()) {
       Val d = it->second;
       pending_dest_.erase(it);
+      // A destination that keeps marks, for a value with none: its writer writes no marks, and
+      // the final assign (not in place for the marks) clears them.
+      if (!needs_marks(v)) d.mask_pointer = -1;
+      d.drops_marks = d.drops_marks || marks_unread(v);
       if (d.check_at_writer && !deferred) {
         check_size(d.dims, rule, index_rank, span);
         d.check_at_writer = false;
@@ -438,34 +471,43 @@ class Lowerer {
       return d;
     }
     const Type& t = f_.type_of(v);
-    return alloc_tensor(t.elem, shape_of(t, span), span, c_hint(v), rule, index_rank, deferred);
+    own_buffer_.insert(v);
+    Val x = alloc_tensor(t.elem, shape_of(t, span), span, c_hint(v), rule, index_rank, deferred,
+                         needs_marks(v));
+    x.drops_marks = marks_unread(v);
+    return x;
   }
   Val view(const Val& t, ExprP offset, std::vector<ExprP> dims) const {
     Val x;
     x.kind = Val::Kind::Tensor;
     x.type = t.type;
     x.pointer = t.pointer;
+    x.mask_pointer = t.mask_pointer;
+    x.drops_marks = t.drops_marks;
     x.offset = std::move(offset);
     x.dims = std::move(dims);
     return x;
   }
 
   // Storage for a value of type `t` that branches or iterations assign: scalar locals (with a
-  // mask local when `masked`) and fresh tensors.
-  Val make_slot(const Type& t, Span span, const std::string& hint, bool masked) {
+  // mask local when `masked`; a tensor's element marks when `marks`) and fresh tensors.
+  Val make_slot(const Type& t, Span span, const std::string& hint, bool masked,
+                bool marks = false) {
     Val x;
     if (t.is_tuple) {
       x.kind = Val::Kind::Tuple;
-      for (const Type& e : t.elems) x.elems.push_back(make_slot(e, span, hint, masked));
+      for (const Type& e : t.elems) x.elems.push_back(make_slot(e, span, hint, masked, marks));
     } else if (t.is_tensor()) {
-      x = alloc_tensor(t.elem, shape_of(t, span), span, hint, interp::SizeRule::Tensor, 0, true);
+      x = alloc_tensor(t.elem, shape_of(t, span), span, hint, interp::SizeRule::Tensor, 0, true,
+                       marks && is_real(t.elem));
     } else {
       x = scalar_val(local(out_, mutable_local(hint, t.elem, nullptr)), t.elem);
     }
-    if (masked && !x.is_tensor()) {
-      x.mask = local(out_, mutable_local(hint + "_mask", Scalar::I64, lit_i64(0), true));
-    }
+    if (masked && (!x.is_tensor() || is_real(x.type))) add_mask_local(x, hint);
     return x;
+  }
+  void add_mask_local(Val& x, const std::string& hint) {
+    x.mask = local(out_, mutable_local(hint + "_mask", Scalar::I64, lit_i64(0), true));
   }
   // slot := v (copies tensors; same structure).
   void assign(const Val& slot, const Val& v) {
@@ -476,11 +518,23 @@ class Lowerer {
       case Val::Kind::Tensor:
         if (!v.is_tensor()) {
           emit(Store{slot.pointer, slot.offset, v.scalar});  // a rank-0 port or slot
-        } else if (!(v.pointer == slot.pointer && v.offset == slot.offset)) {
-          if (static_size_error(slot.dims, interp::SizeRule::Tensor, 0)) {
-            for (Port& p : out_.outputs) p.copied_into = p.copied_into || p.pointer == slot.pointer;
+          if (slot.mask_pointer >= 0) {
+            ExprP b = strong_byte(v.mask);
+            if (as_bool(b) != false) marks_set_.insert(slot.mask_pointer);
+            emit(Store{slot.mask_pointer, slot.offset, std::move(b)});
+          } else if (!slot.drops_marks && !slot.mask && may_be_strong(v.mask)) {
+            lost_marks(slot.pointer);
           }
-          copy(slot, v);  // not written in place
+        } else {
+          if (!(v.pointer == slot.pointer && v.offset == slot.offset)) {
+            if (static_size_error(slot.dims, interp::SizeRule::Tensor, 0)) {
+              for (Port& p : out_.outputs) {
+                p.copied_into = p.copied_into || p.pointer == slot.pointer;
+              }
+            }
+            copy(slot, v);  // not written in place
+          }
+          assign_marks(slot, v);
         }
         break;
       case Val::Kind::Tuple:
@@ -491,6 +545,31 @@ class Lowerer {
   }
   void copy(const Val& dst, const Val& src) {
     emit(Copy{dst.pointer, dst.offset, src.pointer, src.offset, dst.numel()});
+  }
+  // The element marks of tensor slot := those of tensor v (its whole strong zero included
+  // when the slot has no mask of its own).
+  void assign_marks(const Val& slot, const Val& v) {
+    if (slot.mask_pointer < 0) {
+      if (!slot.drops_marks && (v.mask_pointer >= 0 || (!slot.mask && may_be_strong(v.mask)))) {
+        lost_marks(slot.pointer);
+      }
+      return;
+    }
+    if (!(v.mask_pointer == slot.mask_pointer && v.offset == slot.offset)) {
+      if (v.mask_pointer >= 0) {
+        if (marks_set_.count(v.mask_pointer) != 0) marks_set_.insert(slot.mask_pointer);
+        emit(Copy{slot.mask_pointer, slot.offset, v.mask_pointer, v.offset, slot.numel()});
+      } else {
+        emit(Fill{slot.mask_pointer, slot.offset, slot.numel(), lit_bool(false)});
+      }
+    }
+    if (!slot.mask && may_be_strong(v.mask)) {
+      marks_set_.insert(slot.mask_pointer);
+      Body all = nested([&] {
+        emit(Fill{slot.mask_pointer, slot.offset, slot.numel(), lit_bool(true)});
+      });
+      emit(If{mask_is(v.mask, kStrongZero), std::move(all), {}});
+    }
   }
   // slot := zeros (a strong zero when the slot keeps a mask), allocated at `span` as the
   // interpreter allocates a false guard's zeros.
@@ -503,6 +582,14 @@ class Lowerer {
         if (slot.check_at_writer) check_size(slot.dims, interp::SizeRule::Tensor, 0, span);
         if (!static_size_error(slot.dims, interp::SizeRule::Tensor, 0)) {
           emit(Fill{slot.pointer, slot.offset, slot.numel(), zero_of(slot.type)});
+          // Every element a strong zero: the slot's own mask says so, else its marks.
+          if (slot.mask_pointer >= 0 && !slot.mask) {
+            marks_set_.insert(slot.mask_pointer);
+            emit(Fill{slot.mask_pointer, slot.offset, slot.numel(), lit_bool(true)});
+          } else if (slot.mask_pointer < 0 && !slot.mask && !slot.drops_marks &&
+                     is_real(slot.type)) {
+            lost_marks(slot.pointer);
+          }
         }
         break;
       case Val::Kind::Tuple:
@@ -511,6 +598,463 @@ class Lowerer {
     }
     if (slot.mask) emit(Assign{slot.mask->local, lit_i64(kStrongZero)});
   }
+  // --- strong zeros kept in tensors (language.md §5.6) ---
+  // Whether the tensor bound to v keeps marks: some element may be a strong zero.
+  // Only where an element may be read: the function's result gives the caller plain numbers.
+  bool needs_marks(ir::VarId v) const {
+    return flow_.may_have_elems(v) && flow_.may_be_read(v) && is_real(f_.type_of(v).elem) &&
+           mark_preds_.count(v) == 0;
+  }
+  // Its strong zeros are never read back from storage (nobody sees them, or reads evaluate its
+  // mark predicate): a tensor without marks may take them.
+  bool marks_unread(ir::VarId v) const {
+    return flow_.may_have_elems(v) && (!flow_.may_be_read(v) || mark_preds_.count(v) != 0);
+  }
+
+  // --- mark predicates (MarkPred) ---
+  // The generators whose marks an affine predicate gives, and which only full reads at affine
+  // indices use (any other use, a slice or the tensor passed on, keeps stored marks).
+  void find_mark_preds() {
+    const std::vector<int> uses = ir::use_counts(f_);
+    std::map<ir::VarId, int> full_reads;
+    std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
+      for (const ir::Stmt& st : b.stmts) {
+        if (const auto* ix = st.as<ir::IndexOp>(); ix != nullptr && ix->tensor.is_var) {
+          const Type& t = f_.type_of(ix->tensor.var);
+          bool affine = ix->indices.size() == t.rank() && !ix->indices.empty();
+          for (const ir::IndexExpr& e : ix->indices) affine = affine && e.is_affine;
+          if (affine) ++full_reads[ix->tensor.var];
+        }
+        ir::for_each_region(st, [&](const ir::Block& r) { walk(r); });
+      }
+    };
+    walk(f_.body);
+    std::function<void(const ir::Block&)> gens = [&](const ir::Block& b) {
+      for (const ir::Stmt& st : b.stmts) {
+        ir::for_each_region(st, [&](const ir::Block& r) { gens(r); });
+        const auto* g = st.as<ir::GenOp>();
+        if (g == nullptr || st.results.size() != 1 || g->body.results.size() != 1) continue;
+        const ir::VarId v = st.results[0];
+        // Scalar bodies only: the predicate covers every index of the tensor.
+        if (!flow_.may_have_elems(v) || !is_real(f_.type_of(v).elem) ||
+            f_.type_of(v).rank() != g->ivars.size()) {
+          continue;
+        }
+        if (static_cast<size_t>(v) >= uses.size() || uses[static_cast<size_t>(v)] == 0 ||
+            full_reads[v] != uses[static_cast<size_t>(v)]) {
+          continue;
+        }
+        std::map<ir::VarId, const ir::Stmt*> defs;
+        std::function<void(const ir::Block&)> collect = [&](const ir::Block& r) {
+          for (const ir::Stmt& x : r.stmts) {
+            for (ir::VarId d : x.results) defs[d] = &x;
+            // Binders of nested regions: bound inside, never in a mark predicate.
+            if (const auto* ivs = ir::index_vars_of(x)) {
+              for (const ir::IndexVar& iv : *ivs) defs[iv.var] = &x;
+            }
+            if (const auto* a = x.as<ir::AccumOp>()) {
+              for (const ir::IndexVar& iv : a->ivars) defs[iv.var] = &x;
+            }
+            if (const auto* l = x.as<ir::LoopOp>()) {
+              for (ir::VarId v : l->state) defs[v] = &x;
+              if (l->iter >= 0) defs[l->iter] = &x;
+            }
+            ir::for_each_region(x, [&](const ir::Block& k) { collect(k); });
+          }
+        };
+        collect(g->body);
+        for (const ir::IndexVar& iv : g->ivars) defs[iv.var] = nullptr;  // bound here, fine
+        // The ranges of its index variables, for the questions empty_sum_pred asks.
+        gen_ranges_.clear();
+        bool known = true;
+        for (const ir::IndexVar& iv : g->ivars) {
+          std::optional<int64_t> e = known_extent(iv.extent);
+          if (!e) {
+            known = false;
+            break;
+          }
+          gen_ranges_.push_back(Affine::var(iv.var));
+          if (auto hi = Affine::add(Affine::constant(*e - 1), Affine::var(iv.var, -1))) {
+            gen_ranges_.push_back(*hi);
+          }
+        }
+        if (!known) gen_ranges_.clear();
+        MarkPred mp;
+        for (const ir::IndexVar& iv : g->ivars) mp.ivars.push_back(iv.var);
+        std::optional<Pred> p = strong_pred(g->body.results[0], defs, 0);
+        if (p && usable(*p, defs)) {
+          mp.strong = std::move(*p);
+          mark_preds_[v] = std::move(mp);
+        }
+      }
+    };
+    gens(f_.body);
+  }
+  // Whether v may appear in a mark predicate: bound outside the generator, or one of its
+  // index variables (in `defs` as null); a variable bound inside it may not.
+  static bool usable(ir::VarId v, const std::map<ir::VarId, const ir::Stmt*>& defs) {
+    auto it = defs.find(v);
+    return it == defs.end() || it->second == nullptr;
+  }
+  static bool usable(const Pred& p, const std::map<ir::VarId, const ir::Stmt*>& defs) {
+    std::vector<int32_t> vars;
+    p.collect_vars(vars);
+    return std::all_of(vars.begin(), vars.end(), [&](int32_t v) { return usable(v, defs); });
+  }
+  // The affine form of an i64 atom usable in a mark predicate.
+  static std::optional<Affine> affine_atom(const ir::Atom& a,
+                                           const std::map<ir::VarId, const ir::Stmt*>& defs) {
+    if (!a.is_var) {
+      if (a.lit.type != Scalar::I64) return std::nullopt;
+      return Affine::constant(a.lit.integer);
+    }
+    if (!usable(a.var, defs)) return std::nullopt;
+    return Affine::var(a.var);
+  }
+  // A bool atom as a predicate usable in a mark predicate: a comparison of such i64 atoms, or
+  // a bool bound outside.
+  std::optional<Pred> cond_pred(const ir::Atom& c,
+                                const std::map<ir::VarId, const ir::Stmt*>& defs) const {
+    if (!c.is_var) return c.lit.boolean ? Pred::truth() : Pred::falsity();
+    auto it = defs.find(c.var);
+    if (it == defs.end()) return Pred::atom_of(c.var);
+    if (it->second == nullptr) return std::nullopt;
+    const auto* op = it->second->as<ir::PrimOp>();
+    if (op == nullptr || op->args.size() != 2) return std::nullopt;
+    const char* rel = nullptr;
+    switch (op->prim) {
+      case Prim::Lt:
+        rel = "<";
+        break;
+      case Prim::Le:
+        rel = "<=";
+        break;
+      case Prim::Gt:
+        rel = ">";
+        break;
+      case Prim::Ge:
+        rel = ">=";
+        break;
+      case Prim::Eq:
+        rel = "==";
+        break;
+      case Prim::Ne:
+        rel = "!=";
+        break;
+      default:
+        return std::nullopt;
+    }
+    auto a = affine_atom(op->args[0], defs), b = affine_atom(op->args[1], defs);
+    if (!a || !b) return std::nullopt;
+    return Pred::compare(*a, rel, *b);
+  }
+  // Where atom r of a generator's body is a strong zero, as a predicate usable at its reads;
+  // nullopt when that depends on data (or is too deep to follow).
+  std::optional<Pred> strong_pred(const ir::Atom& r,
+                                  const std::map<ir::VarId, const ir::Stmt*>& defs,
+                                  int depth) const {
+    if (!r.is_var || !flow_.may_be_whole(r.var)) return Pred::falsity();
+    if (depth > 16) return std::nullopt;
+    auto it = defs.find(r.var);
+    if (it == defs.end() || it->second == nullptr) return std::nullopt;  // from outside: data
+    const ir::Stmt& st = *it->second;
+    const size_t k = static_cast<size_t>(std::find(st.results.begin(), st.results.end(), r.var) -
+                                         st.results.begin());
+    if (const auto* g = st.as<ir::GuardOp>()) {
+      if (!usable(g->pred, defs) || k >= g->body.results.size()) return std::nullopt;
+      auto inner = strong_pred(g->body.results[k], defs, depth + 1);
+      auto fails = g->pred.negate();
+      if (!inner || !fails) return std::nullopt;
+      return Pred::disj({*fails, *inner});
+    }
+    if (const auto* i = st.as<ir::IfOp>()) {
+      if (k >= i->then_branch.results.size() || k >= i->else_branch.results.size()) {
+        return std::nullopt;
+      }
+      auto c = cond_pred(i->cond, defs);
+      auto t = strong_pred(i->then_branch.results[k], defs, depth + 1);
+      auto e = strong_pred(i->else_branch.results[k], defs, depth + 1);
+      if (!c || !t || !e) return std::nullopt;
+      auto not_c = c->negate();
+      if (!not_c) return std::nullopt;
+      return Pred::disj({Pred::conj({*c, *t}), Pred::conj({*not_c, *e})});
+    }
+    if (const auto* p = st.as<ir::PrimOp>()) {
+      auto arg = [&](size_t j) -> std::optional<Pred> {
+        if (j >= p->args.size()) return std::nullopt;
+        return strong_pred(p->args[j], defs, depth + 1);
+      };
+      switch (p->prim) {
+        case Prim::Mul: {
+          auto a = arg(0), b = arg(1);
+          if (!a || !b) return std::nullopt;
+          return Pred::disj({*a, *b});
+        }
+        case Prim::Div:
+        case Prim::Neg:
+          return arg(0);
+        case Prim::Add:
+        case Prim::Sub: {
+          // A strong zero when both are strong zeros or literal zeros (and one is strong).
+          if (p->args.size() != 2) return std::nullopt;
+          auto zero_lit = [&](size_t j) {
+            const ir::Atom& a = p->args[j];
+            return !a.is_var && is_real(a.lit.type) && a.lit.real == 0.0;
+          };
+          if (zero_lit(0)) return arg(1);
+          if (zero_lit(1)) return arg(0);
+          auto a = arg(0), b = arg(1);
+          if (!a || !b) return std::nullopt;
+          return Pred::conj({*a, *b});
+        }
+        default:
+          return std::nullopt;
+      }
+    }
+    if (const auto* red = st.as<ir::ReduceOp>()) return empty_sum_pred(*red, defs, depth);
+    if (const auto* ix = st.as<ir::IndexOp>()) {
+      // A read of a generator with a mark predicate: the predicate at its indices.
+      if (!ix->tensor.is_var) return std::nullopt;
+      auto m = mark_preds_.find(ix->tensor.var);
+      if (m == mark_preds_.end()) return std::nullopt;
+      for (const ir::IndexExpr& e : ix->indices) {
+        if (!e.is_affine) return std::nullopt;
+      }
+      return at_indices(m->second, ix->indices);
+    }
+    return std::nullopt;
+  }
+  std::optional<int64_t> known_extent(const SizeExpr& extent) const {
+    return extent.eval([&](const std::string& n) -> std::optional<int64_t> {
+      auto it = sizes_.find(n);
+      return it == sizes_.end() ? std::nullopt : as_i64(it->second);
+    });
+  }
+  // A sum `sum c. [P] * e` (e never a strong zero) is one exactly where no c in its range
+  // satisfies P. With P a conjunction of affine constraints whose coefficients of the sum's
+  // variables are 1 or -1 and the extents known, Fourier-Motzkin eliminates them exactly: the
+  // projection is where the sum has a live term, and the predicate is its negation.
+  std::optional<Pred> empty_sum_pred(const ir::ReduceOp& red,
+                                     const std::map<ir::VarId, const ir::Stmt*>& defs,
+                                     int depth) const {
+    if (red.kind != ir::ReduceKind::Sum) return std::nullopt;
+    const Pred* guard = single_guard(red.body, 0);
+    if (guard == nullptr) return std::nullopt;
+    const auto* g = red.body.stmts[0].as<ir::GuardOp>();
+    if (g->body.results.size() != 1) return std::nullopt;
+    // Where a term under the guard is a strong zero itself; it must never be.
+    std::optional<Pred> inner = strong_pred(g->body.results[0], defs, depth + 1);
+    if (!inner) return std::nullopt;
+    std::vector<Affine> cs;
+    std::function<bool(const Pred&)> conjuncts_of = [&](const Pred& q) -> bool {
+      switch (q.kind) {
+        case Pred::Kind::True:
+          return true;
+        case Pred::Kind::Ge0:
+          cs.push_back(q.expr);
+          return true;
+        case Pred::Kind::Eq0: {
+          auto neg = Affine::scale(q.expr, -1);
+          if (!neg) return false;
+          cs.push_back(q.expr);
+          cs.push_back(*neg);
+          return true;
+        }
+        case Pred::Kind::And:
+          return std::all_of(q.kids.begin(), q.kids.end(), conjuncts_of);
+        default:
+          return false;
+      }
+    };
+    if (!conjuncts_of(*guard)) return std::nullopt;
+    std::vector<ir::VarId> summed;
+    for (const ir::IndexVar& iv : red.ivars) {
+      std::optional<int64_t> e = known_extent(iv.extent);
+      if (!e) return std::nullopt;
+      // Over an empty range the sum is 0 but an ordinary one (language.md §5.6).
+      if (*e <= 0) return Pred::falsity();
+      cs.push_back(Affine::var(iv.var));
+      auto hi = Affine::add(Affine::constant(*e - 1), Affine::var(iv.var, -1));
+      if (!hi) return std::nullopt;
+      cs.push_back(*hi);
+      summed.push_back(iv.var);
+    }
+    if (inner->kind != Pred::Kind::False) {
+      std::vector<Affine> where = cs;
+      where.insert(where.end(), gen_ranges_.begin(), gen_ranges_.end());
+      if (gen_ranges_.empty() || !infeasible(*inner, where)) return std::nullopt;
+    }
+    for (ir::VarId v : summed) {
+      for (const Affine& c : cs) {
+        const int64_t k = c.coeff(v);
+        if (k != 0 && k != 1 && k != -1) return std::nullopt;
+      }
+      cs = fm::eliminate(cs, v);
+    }
+    std::vector<Pred> live;
+    for (const Affine& c : cs) {
+      for (const auto& [v, k] : c.terms()) {
+        if (!usable(v, defs)) return std::nullopt;
+      }
+      live.push_back(Pred::ge0(c));
+    }
+    return Pred::conj(std::move(live)).negate();
+  }
+  // The mark predicate of `mp` at the indices of a read (affine in the reader's variables).
+  static std::optional<Pred> at_indices(const MarkPred& mp, const std::vector<ir::IndexExpr>& idx) {
+    std::function<std::optional<Pred>(const Pred&)> subst =
+        [&](const Pred& p) -> std::optional<Pred> {
+      switch (p.kind) {
+        case Pred::Kind::Ge0:
+        case Pred::Kind::Eq0: {
+          std::optional<Affine> e = p.expr;
+          for (size_t d = 0; d < mp.ivars.size() && e; ++d) {
+            e = e->substitute(mp.ivars[d], idx[d].affine);
+          }
+          if (!e) return std::nullopt;
+          return p.kind == Pred::Kind::Ge0 ? Pred::ge0(*e) : Pred::eq0(*e);
+        }
+        case Pred::Kind::And:
+        case Pred::Kind::Or: {
+          std::vector<Pred> kids;
+          for (const Pred& k : p.kids) {
+            auto q = subst(k);
+            if (!q) return std::nullopt;
+            kids.push_back(std::move(*q));
+          }
+          return p.kind == Pred::Kind::And ? Pred::conj(std::move(kids))
+                                           : Pred::disj(std::move(kids));
+        }
+        default:
+          return p;
+      }
+    };
+    if (idx.size() != mp.ivars.size()) return std::nullopt;
+    return subst(mp.strong);
+  }
+  // Whether the guards around the read (facts_) rule `p` out: every clause of its disjunctive
+  // normal form (at most 64) is infeasible with them.
+  bool never_holds(const Pred& p) const {
+    std::vector<Affine> known = facts_;
+    std::vector<int32_t> vars;
+    p.collect_vars(vars);
+    std::sort(vars.begin(), vars.end());
+    vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+    // What the loops around it say of its variables (index variables' ranges).
+    for (int32_t v : vars) {
+      if (v < 0 || static_cast<size_t>(v) >= env_.size() || !env_[static_cast<size_t>(v)] ||
+          env_[static_cast<size_t>(v)]->kind != Val::Kind::Scalar) {
+        continue;
+      }
+      const std::optional<Interval> r = range(env_[static_cast<size_t>(v)]->scalar);
+      if (!r) continue;
+      if (auto lo = Affine::add(Affine::var(v), Affine::constant(-r->first))) known.push_back(*lo);
+      if (auto hi = Affine::add(Affine::constant(r->second), Affine::var(v, -1))) {
+        known.push_back(*hi);
+      }
+    }
+    return infeasible(p, known);
+  }
+  // Whether `p` has no integer solution together with `known` (each `e >= 0`): every clause of
+  // its disjunctive normal form (at most 64) is infeasible with them, by Fourier-Motzkin.
+  static bool infeasible(const Pred& p, const std::vector<Affine>& known) {
+    std::vector<std::vector<Affine>> clauses{{}};
+    std::function<bool(const Pred&, std::vector<std::vector<Affine>>&)> dnf =
+        [&](const Pred& q, std::vector<std::vector<Affine>>& cs) -> bool {
+      switch (q.kind) {
+        case Pred::Kind::True:
+          return true;
+        case Pred::Kind::False:
+          cs.clear();
+          return true;
+        case Pred::Kind::Ge0:
+          for (auto& c : cs) c.push_back(q.expr);
+          return true;
+        case Pred::Kind::Eq0: {
+          auto neg = Affine::scale(q.expr, -1);
+          if (!neg) return false;
+          for (auto& c : cs) {
+            c.push_back(q.expr);
+            c.push_back(*neg);
+          }
+          return true;
+        }
+        case Pred::Kind::Atom:
+          return true;  // unknown: the clause stays as feasible as without it
+        case Pred::Kind::And:
+          for (const Pred& k : q.kids) {
+            if (!dnf(k, cs)) return false;
+          }
+          return true;
+        case Pred::Kind::Or: {
+          std::vector<std::vector<Affine>> out;
+          for (const Pred& k : q.kids) {
+            std::vector<std::vector<Affine>> part = cs;
+            if (!dnf(k, part)) return false;
+            out.insert(out.end(), part.begin(), part.end());
+            if (out.size() > 64) return false;
+          }
+          cs = std::move(out);
+          return true;
+        }
+      }
+      return false;
+    };
+    if (!dnf(p, clauses)) return false;
+    for (std::vector<Affine>& c : clauses) {
+      c.insert(c.end(), known.begin(), known.end());
+      if (fm::feasible(c)) return false;
+    }
+    return true;
+  }
+  // Whether a mask may say "strong zero" (a sum's mask without masked terms is ordinary or an
+  // empty sum, never one).
+  bool may_be_strong(const ExprP& m) const {
+    if (!m) return false;
+    if (auto c = as_i64(m)) return *c == kStrongZero;
+    if (m->kind == Expr::Kind::Local && never_strong_.count(m->local) != 0) return false;
+    if (m->kind == Expr::Kind::Prim && m->prim == Prim::Select && m->args.size() == 3) {
+      return may_be_strong(m->args[1]) || may_be_strong(m->args[2]);
+    }
+    return true;
+  }
+  // A local holding mask m, remembered as never a strong zero when m cannot be one.
+  ExprP declare_mask(const ExprP& m, const std::string& hint) {
+    ExprP l = declare(m, hint);
+    if (!may_be_strong(m) && l->kind == Expr::Kind::Local) never_strong_.insert(l->local);
+    return l;
+  }
+  ExprP strong_byte(const ExprP& m) const {
+    return may_be_strong(m) ? mask_is(m, kStrongZero) : lit_bool(false);
+  }
+  // The mask of element `off` of tensor t: a strong zero where the whole tensor or the element
+  // is one.
+  ExprP element_mask(const Val& t, const ExprP& off) const {
+    ExprP m;
+    if (t.mask_pointer >= 0) {
+      m = select(load(Scalar::Bool, t.mask_pointer, off), lit_i64(kStrongZero), lit_i64(0));
+    }
+    if (may_be_strong(t.mask)) {
+      m = select(mask_is(t.mask, kStrongZero), lit_i64(kStrongZero), m ? m : lit_i64(0));
+    }
+    return m;
+  }
+  // Loops over k in [0, n), emitting body(k).
+  template <class F>
+  void for_elements(const ExprP& n, const std::string& hint, F&& body) {
+    LocalId k = out_.new_local(hint, Scalar::I64);
+    Body b = nested([&] { body(local(out_, k)); });
+    emit(For{k, lit_i64(0), n, std::move(b), false});
+  }
+  // A strong zero about to be stored in `where` (a buffer or local) that keeps no mask.
+  [[noreturn]] void lost_marks(LocalId where) const {
+    const std::string name = where >= 0 && static_cast<size_t>(where) < out_.locals.size()
+                                 ? out_.locals[static_cast<size_t>(where)].name
+                                 : "?";
+    throw Unsupported{"a strong zero would be stored in " + name +
+                      ", which keeps no mask (ir/strong_zero_flow.cpp missed a way it flows)"};
+  }
+
   static ExprP zero_of(Scalar t) {
     switch (t) {
       case Scalar::I64:
@@ -563,6 +1107,7 @@ class Lowerer {
       x.pointer = p;
       x.offset = lit_i64(0);
       x.dims = shape_of(t, f_.span);  // the caller's memory: it exists, as an argument does
+      x.drops_marks = true;
       return x;
     }
     // A size that cannot be evaluated (an inexact division) fails in the body, where the
@@ -597,6 +1142,7 @@ class Lowerer {
     x.offset = lit_i64(0);
     x.dims = std::move(dims);
     x.check_at_writer = cannot_build;
+    x.drops_marks = true;
     return x;
   }
 
@@ -627,7 +1173,8 @@ class Lowerer {
       std::map<ir::VarId, int> uses;
       for (const auto& [v, d] : pairs) ++uses[v];
       for (const auto& [v, d] : pairs) {
-        if (!d->is_tensor() || uses[v] != 1 || d->mask || !defined_in(b, v)) continue;
+        if (!d->is_tensor() || uses[v] != 1 || !defined_in(b, v)) continue;
+        if (needs_marks(v) && d->mask_pointer < 0) continue;  // its marks need a buffer
         pending_dest_[v] = *d;
         placed.push_back(v);
       }
@@ -681,7 +1228,13 @@ class Lowerer {
               throw Unsupported{"a projection of a value that is not a tuple"};
             }
             Val x = t.elems[static_cast<size_t>(op.index)];
-            x.mask = t.mask;  // a component of a strong zero is one (and only then)
+            // A component of a strong zero is one; else it keeps its own mask.
+            if (t.mask && x.mask) {
+              x.mask = declare(select(mask_is(t.mask, 0), x.mask, t.mask),
+                               c_hint(s.results[0]) + "_mask");
+            } else if (t.mask) {
+              x.mask = t.mask;
+            }
             bind(s.results[0], std::move(x));
           }
           if constexpr (std::is_same_v<T, ir::SizeOp>) {
@@ -753,7 +1306,7 @@ class Lowerer {
       }
     }
     ExprP v = declare(e, hint);
-    bind(s.results[0], scalar_val(v, rt, mask ? declare(mask, hint + "_mask") : nullptr));
+    bind(s.results[0], scalar_val(v, rt, mask ? declare_mask(mask, hint + "_mask") : nullptr));
   }
   static bool is_checked_int(Prim p, const std::vector<ExprP>& args) {
     switch (p) {
@@ -870,12 +1423,28 @@ class Lowerer {
     }
     ExprP off = add_i64(t.offset, flat_offset(t, idx));
     if (idx.size() == t.dims.size()) {
-      ExprP v = declare(load(t.type, t.pointer, off), c_hint(s.results[0]));
-      bind(s.results[0], scalar_val(v, t.type));
+      const std::string hint = c_hint(s.results[0]);
+      ExprP v = declare(load(t.type, t.pointer, off), hint);
+      ExprP m = element_mask(t, off);  // a stored strong zero is read back as one
+      if (t.mark_pred) {
+        // Where the predicate holds at these indices; not at all when the guards around the
+        // read rule it out.
+        std::optional<Pred> at = at_indices(*t.mark_pred, op.indices);
+        if (!at) throw Unsupported{"a mark predicate at indices that overflow"};
+        if (!never_holds(*at)) {
+          whole_pred_ = *at;
+          m = select(pred(*at, s.span), lit_i64(kStrongZero), lit_i64(0));
+        }
+      }
+      bind(s.results[0], scalar_val(v, t.type, m ? declare(m, hint + "_mask") : nullptr));
       return;
     }
     std::vector<ExprP> rest(t.dims.begin() + static_cast<ptrdiff_t>(idx.size()), t.dims.end());
-    bind(s.results[0], view(t, off, std::move(rest)));
+    Val x = view(t, off, std::move(rest));
+    if (may_be_strong(t.mask)) {
+      x.mask = select(mask_is(t.mask, kStrongZero), lit_i64(kStrongZero), lit_i64(0));
+    }
+    bind(s.results[0], std::move(x));
   }
 
   // --- index spaces ---
@@ -1280,6 +1849,7 @@ class Lowerer {
     inner.dims = inner_dims;
     ExprP inner_n = inner.numel();
     if (interchanged_sum(op, ext, dst)) {
+      attach_mark_pred(v, dst);
       bind(v, dst);
       return;
     }
@@ -1300,7 +1870,19 @@ class Lowerer {
                });
     splits_.clear();
     --loop_depth_;
+    // Every element written with a mark that folded to "not a strong zero": the marks are all
+    // 0, and reads need not load them.
+    if (dst.mask_pointer >= 0 && marks_set_.count(dst.mask_pointer) == 0 && pending_free_marks(v)) {
+      dst.mask_pointer = -1;
+    }
+    attach_mark_pred(v, dst);
     bind(v, dst);
+  }
+  // Whether v's buffer is its own (not a destination whose marks a parent reads).
+  bool pending_free_marks(ir::VarId v) const { return own_buffer_.count(v) != 0; }
+  void attach_mark_pred(ir::VarId v, Val& x) const {
+    auto it = mark_preds_.find(v);
+    if (it != mark_preds_.end()) x.mark_pred = std::make_shared<const MarkPred>(it->second);
   }
 
   // A generator of long sums, `for o, m. sum i. e`, runs as `for o. for i. for m.
@@ -1316,6 +1898,7 @@ class Lowerer {
     constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
     constexpr int64_t kMinTerms = 8;
     if (op.body.stmts.empty() || op.body.results.size() != 1) return false;
+    if (dst.mask_pointer >= 0) return false;  // marks are written by the general path
     const ir::Stmt& st = op.body.stmts[0];
     const auto* red = st.as<ir::ReduceOp>();
     const ir::Atom& res = op.body.results[0];
@@ -1555,7 +2138,7 @@ class Lowerer {
           } else if (tight) {
             mask = select(skipped, lit_i64(kStrongZero), lit_i64(0));
           }
-          if (mask) mask = declare(mask, "acc_mask");
+          if (mask) mask = declare_mask(mask, "acc_mask");
           bind(st.results[0], scalar_val(load(elem, sums_at, m), elem, mask));
           std::vector<Val> dests{view(dst, add_i64(base, m), {})};
           lower_block(rest, &dests);
@@ -1696,7 +2279,8 @@ class Lowerer {
       }
       ExprP mask;
       if (is_sum) mask = sum_mask(masked_terms, live, strong, points);
-      bind(v, scalar_val(local(out_, acc), t.elem, mask ? declare(mask, hint + "_mask") : nullptr));
+      bind(v, scalar_val(local(out_, acc), t.elem,
+                         mask ? declare_mask(mask, hint + "_mask") : nullptr));
       return;
     }
     // A tensor-valued reduction accumulates elementwise into its destination.
@@ -1714,7 +2298,9 @@ class Lowerer {
     bool masked_terms = false;
     Body flags_decl = nested(start_flags);
     const size_t flags_at = bodies_.back()->size();
-    const Pred* guard = is_sum ? single_guard(op.body, 0) : nullptr;
+    // Element marks: the sum is a strong zero where a term was one and none was live.
+    const LocalId live_marks = start_marks(dst, hint);
+    const Pred* guard = is_sum && live_marks < 0 ? single_guard(op.body, 0) : nullptr;
     if (guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
       tighten_ = guard;
       tighten_strong_ = strong;
@@ -1725,7 +2311,9 @@ class Lowerer {
       std::vector<Val> res = lower_block(op.body, nullptr);
       const Val& x = res.at(0);
       Body combine = nested([&] {
-        if (have >= 0) {
+        if (live_marks >= 0) {
+          add_marked(dst, dst.offset, lit_i64(0), x, live_marks);
+        } else if (have >= 0) {
           Body first = nested([&] { copy(dst, x); });
           Body rest = nested([&] {
             emit(Combine{op.kind, dst.pointer, dst.offset, x.pointer, x.offset, dst.numel(), -1});
@@ -1738,12 +2326,14 @@ class Lowerer {
         }
       });
       add_term(x, is_sum, masked_terms, live, strong, std::move(combine));
+      if (live_marks >= 0) mark_strong(dst, dst.offset, dst.numel(), x.mask, lit_bool(true));
     });
     --loop_depth_;
     if (masked_terms) {
       Body& b = *bodies_.back();
       b.insert(b.begin() + static_cast<ptrdiff_t>(flags_at), flags_decl.begin(), flags_decl.end());
     }
+    finish_marks(dst, live_marks);
     if (have >= 0) {
       ExprP nonempty = prim(Prim::Gt, {dst.numel(), lit_i64(0)});
       fail_unless(or_(local(out_, have), not_(nonempty)),
@@ -1751,8 +2341,63 @@ class Lowerer {
                                            " over an empty range of integers has no value"));
     }
     Val out = dst;
-    if (is_sum) out.mask = declare(sum_mask(masked_terms, live, strong, points), hint + "_mask");
+    if (is_sum)
+      out.mask = declare_mask(sum_mask(masked_terms, live, strong, points), hint + "_mask");
     bind(v, out);
+  }
+  // Element marks of a sum or accum into dst (interp/marks.h's SumMarks): dst's marks say
+  // which elements a strong-zero term reached and a second buffer, returned, which a live
+  // one did; finish_marks keeps the first where the second is not set. -1 without marks.
+  LocalId start_marks(const Val& dst, const std::string& hint) {
+    if (dst.mask_pointer < 0) return -1;
+    emit(Fill{dst.mask_pointer, dst.offset, dst.numel(), lit_bool(false)});
+    Val live = alloc_tensor(Scalar::Bool, dst.dims, Span{}, hint + "_live");
+    emit(Fill{live.pointer, lit_i64(0), dst.numel(), lit_bool(false)});
+    return live.pointer;
+  }
+  // dst[at ...] += the elements of x (tensor or scalar) that are not marked; `rel` is `at`
+  // relative to dst's offset (the index into the live flags).
+  void add_marked(const Val& dst, const ExprP& at, const ExprP& rel, const Val& x,
+                  LocalId live_marks) {
+    auto add_one = [&](const ExprP& d, const ExprP& r, const ExprP& value, const ExprP& marked) {
+      Body add = nested([&] {
+        emit(Store{dst.pointer, d, prim(Prim::Add, {load(dst.type, dst.pointer, d), value})});
+        emit(Store{live_marks, r, lit_bool(true)});
+      });
+      if (as_bool(marked) == false) {
+        for (Stmt& st : add) bodies_.back()->push_back(std::move(st));
+        return;
+      }
+      marks_set_.insert(dst.mask_pointer);
+      Body mark = nested([&] { emit(Store{dst.mask_pointer, d, lit_bool(true)}); });
+      emit(If{marked, std::move(mark), std::move(add)});
+    };
+    if (!x.is_tensor()) {
+      add_one(at, rel, x.scalar, lit_bool(false));  // its mask is the whole term's
+      return;
+    }
+    for_elements(x.numel(), "e", [&](const ExprP& e) {
+      const ExprP xo = add_i64(x.offset, e);
+      add_one(add_i64(at, e), add_i64(rel, e), load(x.type, x.pointer, xo),
+              x.mask_pointer >= 0 ? load(Scalar::Bool, x.mask_pointer, xo) : lit_bool(false));
+    });
+  }
+  // A term whose whole mask says strong zero marks its `n` elements at `at` (where `cond`).
+  void mark_strong(const Val& dst, const ExprP& at, const ExprP& n, const ExprP& mask,
+                   const ExprP& cond) {
+    if (!may_be_strong(mask)) return;
+    marks_set_.insert(dst.mask_pointer);
+    Body all = nested([&] { emit(Fill{dst.mask_pointer, at, n, lit_bool(true)}); });
+    emit(If{and_(mask_is(mask, kStrongZero), cond), std::move(all), {}});
+  }
+  void finish_marks(const Val& dst, LocalId live_marks) {
+    if (live_marks < 0) return;
+    for_elements(dst.numel(), "e", [&](const ExprP& e) {
+      const ExprP d = add_i64(dst.offset, e);
+      emit(Store{
+          dst.mask_pointer, d,
+          and_(load(Scalar::Bool, dst.mask_pointer, d), not_(load(Scalar::Bool, live_marks, e)))});
+    });
   }
   // The innermost loops of a real sum into `acc` that run long (may_fail.h's runs_long) may
   // add their terms in vector lanes (For::sum_into), where a vectorized body (exp from libmvec,
@@ -1818,10 +2463,14 @@ class Lowerer {
     std::vector<Val> slots;
     for (ir::VarId v : s.results) {
       const Type& t = f_.type_of(v);
+      // A mask where the value may be a strong zero (language.md §5.6).
+      const bool mask = masked && flow_.may_be_whole(v);
       if (t.is_tensor()) {
-        slots.push_back(alloc_for(v, s.span, interp::SizeRule::Tensor, 0, true));
+        Val x = alloc_for(v, s.span, interp::SizeRule::Tensor, 0, true);
+        if (mask && is_real(t.elem)) add_mask_local(x, c_hint(v));
+        slots.push_back(std::move(x));
       } else {
-        slots.push_back(make_slot(t, s.span, c_hint(v), masked));
+        slots.push_back(make_slot(t, s.span, c_hint(v), mask, flow_.may_have_elems(v)));
       }
     }
     return slots;
@@ -1957,16 +2606,24 @@ class Lowerer {
       const Type& t = f_.type_of(op.state[k]);
       const std::string hint = c_hint(op.state[k]);
       if (t.is_tuple) throw Unsupported{"a loop state of tuple type"};
+      // A strong zero in the state stays one (language.md §5.6): a mask local where the value
+      // may be one, element marks where its elements may be.
+      const bool marks = needs_marks(op.state[k]);
       if (t.is_tensor()) {
-        cur[k] = alloc_tensor(t.elem, shape_of(t, s.span), s.span, hint);
-        next[k] = alloc_tensor(t.elem, cur[k].dims, s.span, hint + "_next");
+        cur[k] = alloc_tensor(t.elem, shape_of(t, s.span), s.span, hint, interp::SizeRule::Tensor,
+                              0, false, marks);
+        next[k] = alloc_tensor(t.elem, cur[k].dims, s.span, hint + "_next",
+                               interp::SizeRule::Tensor, 0, false, marks);
       } else {
         cur[k] = scalar_val(local(out_, mutable_local(hint, t.elem, nullptr)), t.elem);
+      }
+      if (flow_.may_be_whole(op.state[k]) && is_real(t.elem)) {
+        add_mask_local(cur[k], hint);
+        if (t.is_tensor()) add_mask_local(next[k], hint + "_next");
       }
     }
     for (size_t k = 0; k < n; ++k) {
       Val init = atom_val(op.init[k]);
-      init.mask = nullptr;
       assign(cur[k], init);
       Val st = cur[k];
       bind(op.state[k], st);
@@ -2008,18 +2665,27 @@ class Lowerer {
         stacks[k].type = elem;
         stacks[k].offset = lit_i64(0);
         stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
+        // The saved strong zeros: marks beside the stack, allocated and grown alike.
+        if (needs_marks(s.results[n + 1 + k])) {
+          stacks[k].mask_pointer =
+              out_.new_local(c_hint(op.state[k]) + "_stack_marks", Scalar::Bool, true);
+        }
+        stacks[k].drops_marks = marks_unread(s.results[n + 1 + k]);
+        std::vector<LocalId> buffers{stacks[k].pointer};
+        if (stacks[k].mask_pointer >= 0) buffers.push_back(stacks[k].mask_pointer);
         if (!op.is_while) {
           ExprP rows = select(prim(Prim::Lt, {count, allowed[k]}), count, allowed[k]);
           ExprP elems = mul_i64(rows, numels[k]);
           if (auto e = as_i64(elems)) {
-            emit(Alloc{.pointer = stacks[k].pointer, .count = lit_i64(*e)});
+            for (LocalId b : buffers) emit(Alloc{.pointer = b, .count = lit_i64(*e)});
           } else {
             out_.uses_heap = true;
-            emit(Alloc{.pointer = stacks[k].pointer, .count = declare(elems, "n")});
+            ExprP count_n = declare(elems, "n");
+            for (LocalId b : buffers) emit(Alloc{.pointer = b, .count = count_n});
           }
         } else {
           out_.uses_heap = true;
-          emit(StackInit{stacks[k].pointer});
+          for (LocalId b : buffers) emit(StackInit{b});
         }
       }
     }
@@ -2029,14 +2695,13 @@ class Lowerer {
           fail_unless(prim(Prim::Lt, {it, allowed[k]}), save_sites[k], {add_i64(it, lit_i64(1))});
         }
         if (op.is_while) {
-          emit(StackGrow{stacks[k].pointer, mul_i64(add_i64(it, lit_i64(1)), numels[k])});
+          ExprP grown = mul_i64(add_i64(it, lit_i64(1)), numels[k]);
+          emit(StackGrow{stacks[k].pointer, grown});
+          if (stacks[k].mask_pointer >= 0) emit(StackGrow{stacks[k].mask_pointer, grown});
         }
         ExprP at = mul_i64(it, numels[k]);
-        if (cur[k].is_tensor()) {
-          emit(Copy{stacks[k].pointer, at, cur[k].pointer, cur[k].offset, numels[k]});
-        } else {
-          emit(Store{stacks[k].pointer, at, cur[k].scalar});
-        }
+        Val row = view(stacks[k], at, cur[k].is_tensor() ? cur[k].dims : std::vector<ExprP>{});
+        assign(row, cur[k]);
       }
     };
     auto step = [&] {
@@ -2053,29 +2718,39 @@ class Lowerer {
       }
       for (size_t k = 0; k < n; ++k) {
         const ir::Atom& a = op.body.results[k];
-        if (cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var)) {
+        if (cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var) &&
+            !(needs_marks(a.var) && next[k].mask_pointer < 0)) {
           pending_dest_[a.var] = next[k];
           placed.push_back(a.var);
         }
       }
       for (const ir::Stmt& st : op.body.stmts) lower_stmt(st);
       for (ir::VarId v : placed) pending_dest_.erase(v);
-      std::vector<ExprP> staged(n);
+      std::vector<ExprP> staged(n), staged_masks(n);
       for (size_t k = 0; k < n; ++k) {
         Val r = atom_val(op.body.results[k]);
         if (cur[k].is_tensor()) {
-          if (!(r.pointer == next[k].pointer && r.offset == next[k].offset)) copy(next[k], r);
+          assign(next[k], r);  // in place when the body wrote it there
         } else {
           LocalId l = out_.new_local(c_hint(op.state[k]) + "_next", cur[k].type);
           emit(Declare{l, r.scalar});
           staged[k] = local(out_, l);
+          if (cur[k].mask) {
+            staged_masks[k] =
+                declare(r.mask ? r.mask : lit_i64(0), c_hint(op.state[k]) + "_next_mask");
+          } else if (may_be_strong(r.mask)) {
+            lost_marks(cur[k].scalar->local);
+          }
         }
       }
       for (size_t k = 0; k < n; ++k) {
         if (cur[k].is_tensor()) {
           emit(Swap{cur[k].pointer, next[k].pointer});
+          if (cur[k].mask_pointer >= 0) emit(Swap{cur[k].mask_pointer, next[k].mask_pointer});
+          if (cur[k].mask) emit(Assign{cur[k].mask->local, next[k].mask});
         } else {
           emit(Assign{cur[k].scalar->local, staged[k]});
+          if (cur[k].mask) emit(Assign{cur[k].mask->local, staged_masks[k]});
         }
       }
     };
@@ -2147,8 +2822,10 @@ class Lowerer {
     inner.dims = inner_dims;
     ExprP inner_n = inner.numel();
     const int overflow = message_site(s.span, "integer overflow in an accum of i64 values");
-    // Contributions where a guard fails go nowhere: skip those points.
-    if (const Pred* guard = single_guard(op.body, r);
+    // A cell is a sum of its contributions (interp/eval_index.cpp): element marks as a sum's.
+    const LocalId live_marks = start_marks(dst, c_hint(v));
+    // Contributions where a guard fails go nowhere: skip those points (unless they mark).
+    if (const Pred* guard = live_marks < 0 ? single_guard(op.body, r) : nullptr;
         guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
       tighten_ = guard;
       tighten_strong_ = -1;
@@ -2164,8 +2841,11 @@ class Lowerer {
           check_index(i, dst, d, s.span, Site::Kind::AccumIndex, "");
           idx.push_back(i);
         }
-        ExprP off = add_i64(dst.offset, flat_offset(dst, idx));
-        if (x.is_tensor()) {
+        ExprP rel = flat_offset(dst, idx);
+        ExprP off = add_i64(dst.offset, rel);
+        if (live_marks >= 0) {
+          add_marked(dst, off, rel, x, live_marks);
+        } else if (x.is_tensor()) {
           emit(Combine{ir::ReduceKind::Sum, dst.pointer, off, x.pointer, x.offset, inner_n,
                        t.elem == Scalar::I64 ? overflow : -1});
         } else if (t.elem == Scalar::I64) {
@@ -2181,13 +2861,32 @@ class Lowerer {
       } else if (!x.mask || *as_i64(x.mask) == 0) {
         for (Stmt& st : add) bodies_.back()->push_back(std::move(st));
       }
+      if (live_marks >= 0 && may_be_strong(x.mask)) {
+        // A strong zero marks its cell, when the cell exists (else it goes nowhere).
+        ExprP in_range = lit_bool(true);
+        std::vector<ExprP> idx;
+        for (size_t d = 0; d < r; ++d) {
+          ExprP i = res[d].scalar;
+          in_range = and_(in_range,
+                          and_(prim(Prim::Ge, {i, lit_i64(0)}), prim(Prim::Lt, {i, dst.dims[d]})));
+          idx.push_back(i);
+        }
+        marks_set_.insert(dst.mask_pointer);
+        Body mark = nested([&] {
+          emit(Fill{dst.mask_pointer, add_i64(dst.offset, flat_offset(dst, idx)), inner_n,
+                    lit_bool(true)});
+        });
+        emit(If{and_(mask_is(x.mask, kStrongZero), in_range), std::move(mark), {}});
+      }
     });
     --loop_depth_;
+    finish_marks(dst, live_marks);
     bind(v, dst);
   }
 
   const LowerInput& in_;
   const ir::Function& f_;
+  const ir::StrongZeroFlow flow_;
   LoopFunction out_;
   std::vector<std::optional<Val>> env_;
   std::vector<Body*> bodies_;
@@ -2195,6 +2894,11 @@ class Lowerer {
   std::map<std::string, ExprP> sizes_;
   std::map<std::string, ExprP> runtime_sizes_;  // sizes computed at the top level, by spelling
   std::map<ir::VarId, Val> pending_dest_;
+  std::set<LocalId> never_strong_;  // mask locals that cannot hold a strong zero
+  std::set<LocalId> marks_set_;     // mark buffers some write may set to 1
+  std::set<ir::VarId> own_buffer_;  // tensors alloc_for allocated (not a pending destination)
+  std::map<ir::VarId, MarkPred> mark_preds_;  // generators whose reads evaluate a predicate
+  std::vector<Affine> gen_ranges_;            // find_mark_preds: the generator's index ranges
   Pred whole_pred_;
   // While lowering the loops of a region whose body is one guard: its predicate (points that
   // fail it are skipped), and the flag that records skipped strong zeros (-1: none kept).

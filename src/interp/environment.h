@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cotangent/value.h"
+#include "interp/marks.h"
 #include "ir/ir.h"
 
 namespace cot::interp {
@@ -24,22 +25,30 @@ struct Frame {
   static constexpr uint8_t kStrongZero = 1;
   static constexpr uint8_t kEmptySum = 2;
   std::vector<uint8_t> masked;
+  // Which elements or components of the slot's tensor or tuple are strong zeros (marks.h).
+  std::vector<MarksP> marks;
   // Parallel to fn->size_vars; unused for dynamic sizes (SizeVar::param == -1), whose value is
   // the i64 in their variable's slot, bound by the saving loop that defines them.
   std::vector<int64_t> size_values;
 
   explicit Frame(const ir::Function& f)
-      : fn(&f), vals(f.vars.size()), masked(f.vars.size(), 0), size_values(f.size_vars.size(), 0) {}
+      : fn(&f),
+        vals(f.vars.size()),
+        masked(f.vars.size(), 0),
+        marks(f.vars.size()),
+        size_values(f.size_vars.size(), 0) {}
 
   void bind(ir::VarId v, cotangent::Value x, bool is_strong_zero = false) {
     bind_masked(v, std::move(x), is_strong_zero ? kStrongZero : 0);
   }
-  void bind_masked(ir::VarId v, cotangent::Value x, uint8_t mask) {
+  void bind_masked(ir::VarId v, cotangent::Value x, uint8_t mask, MarksP m = nullptr) {
     vals[static_cast<size_t>(v)] = std::move(x);
     masked[static_cast<size_t>(v)] = mask;
+    marks[static_cast<size_t>(v)] = std::move(m);
   }
   const cotangent::Value& at(ir::VarId v) const { return vals[static_cast<size_t>(v)]; }
   uint8_t mask(ir::VarId v) const { return masked[static_cast<size_t>(v)]; }
+  const MarksP& marks_of(ir::VarId v) const { return marks[static_cast<size_t>(v)]; }
   bool is_masked(ir::VarId v) const { return masked[static_cast<size_t>(v)] != 0; }
   bool is_strong_zero(ir::VarId v) const { return masked[static_cast<size_t>(v)] == kStrongZero; }
 

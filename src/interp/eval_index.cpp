@@ -1,5 +1,6 @@
 // Positional operations: tensor reads (elements and slices, every index range-checked) and the
 // scatter-add `accum`.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,14 +53,24 @@ bool Machine::run_index(const ir::Stmt& s, const ir::IndexOp& op) {
     }
     offset = offset * shape[d] + i;  // below numel(shape), so it cannot overflow
   }
+  // A stored strong zero is read back as one (language.md §5.6).
+  const uint8_t whole = frame_->mask(op.tensor.var);
+  const MarksP& marks = frame_->marks_of(op.tensor.var);
+  if (k == 0) {
+    frame_->bind_masked(s.results[0], t, whole, marks);
+    return true;
+  }
   if (k == shape.size()) {
-    frame_->bind(s.results[0], k == 0 ? t : scalar_element(t, offset));
+    frame_->bind_masked(s.results[0], scalar_element(t, offset),
+                        element_mask(whole, marks.get(), offset));
     return true;
   }
   // A slice: the trailing dimensions, copied (storage is immutable, so a copy is always safe).
   const std::vector<int64_t> rest(shape.begin() + static_cast<ptrdiff_t>(k), shape.end());
   const int64_t count = *element_count(rest);
-  frame_->bind(s.results[0], copy_range(t, offset * count, rest));
+  frame_->bind_masked(s.results[0], copy_range(t, offset * count, rest),
+                      whole == Frame::kStrongZero ? whole : 0,
+                      slice_marks(marks.get(), offset * count, count));
   return true;
 }
 
@@ -94,28 +105,35 @@ bool Machine::run_accum(const ir::Stmt& s, const ir::AccumOp& op) {
   // Cost: contributions to one cell form a sum, so all but the first live one cost additions.
   const bool counting = cost_ != nullptr && is_real(type.elem);
   std::vector<uint8_t> touched(counting && *inner > 0 ? static_cast<size_t>(*cells) : 0, 0);
+  // A cell is a sum of its contributions: a strong zero when some was one and none was live.
+  std::optional<SumMarks> sum_marks;
+  if (is_real(type.elem)) sum_marks.emplace(*cells * *inner);
   const ir::Atom& res = op.body.results[r];
   Value scratch;
   bool ok = for_each_point(op.ivars, extents, [&] {
     if (!run_block(op.body)) return false;
-    if (is_masked(res)) return true;  // a strong zero goes nowhere
+    const bool masked = is_masked(res);
     int64_t cell = 0;
     for (size_t d = 0; d < r; ++d) {
       int64_t i = 0;
       if (!read_i64(op.body.results[d], s.span, "an accum index", i)) return false;
       if (i < 0 || i >= shape[d]) {
+        if (masked) return true;  // a strong zero goes nowhere, not even out of range
         return fail(s.span, "index " + std::to_string(i) + " is out of range for dimension " +
                                 std::to_string(d) + " of the accumulated tensor, which has shape " +
                                 shape_string(shape));
       }
       cell = cell * shape[d] + i;
     }
+    const MarksP& res_marks = marks_of(res);
+    if (sum_marks) sum_marks->term(cell * *inner, *inner, mask_of(res), res_marks.get());
+    if (masked) return true;  // adds nothing
     const Value& v = value_of(res, scratch);
     if (v.is_tuple() || v.dtype() != dtype || v.shape() != inner_shape) {
       return internal(s.span, "an accum body yields " + v.type_string() + " where " +
                                   type_string(type.elem, inner_shape) + " was expected");
     }
-    if (!buf.combine(cell * *inner, v, ir::ReduceKind::Sum)) {
+    if (!buf.combine(cell * *inner, v, ir::ReduceKind::Sum, res_marks.get())) {
       return fail(s.span, "integer overflow in an accum of i64 values");
     }
     if (counting && *inner > 0) {
@@ -129,7 +147,7 @@ bool Machine::run_accum(const ir::Stmt& s, const ir::AccumOp& op) {
     return true;
   });
   if (!ok) return false;
-  frame_->bind(s.results[0], std::move(out));
+  frame_->bind_masked(s.results[0], std::move(out), 0, sum_marks ? sum_marks->finish() : nullptr);
   return true;
 }
 

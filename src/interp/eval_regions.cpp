@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -45,19 +46,22 @@ bool Machine::run_gen(const ir::Stmt& s, const ir::GenOp& op) {
   Buffer buf(out);
   int64_t offset = 0;
   Value scratch;
+  MarksBuilder marks;  // the strong zeros the body yields stay strong zeros (marks.h)
+  const ir::Atom& res = op.body.results[0];
   bool ok = for_each_point(op.ivars, extents, [&] {
     if (!run_block(op.body)) return false;
-    const Value& v = value_of(op.body.results[0], scratch);
+    const Value& v = value_of(res, scratch);
     if (v.is_tuple() || v.dtype() != dtype || v.shape() != inner_shape) {
       return internal(s.span, "a generator body yields " + v.type_string() + " where " +
                                   type_string(type.elem, inner_shape) + " was expected");
     }
     buf.put(offset, v);
+    if (is_real(type.elem)) marks.put(offset, inner, mask_of(res), marks_of(res).get());
     offset += inner;
     return true;
   });
   if (!ok) return false;
-  frame_->bind(s.results[0], std::move(out));
+  frame_->bind_masked(s.results[0], std::move(out), 0, marks.finish(out.numel()));
   return true;
 }
 
@@ -168,12 +172,17 @@ bool Machine::run_reduce_tensor(const ir::Stmt& s, const ir::ReduceOp& op, const
   bool have = false;
   int64_t live = 0;
   bool strong = false;
+  // Element by element, a sum is a strong zero where some term was one and none was live.
+  std::optional<SumMarks> sum_marks;
+  if (is_sum && is_real(type.elem)) sum_marks.emplace(acc.numel());
   Value scratch;
   bool ok = for_each_point(op.ivars, extents, [&] {
     if (!run_block(op.body)) return false;
     const bool masked = is_masked(res);
     if (!masked) ++live;
     strong = strong || is_strong_zero(res);
+    const MarksP& res_marks = marks_of(res);
+    if (sum_marks) sum_marks->term(0, acc.numel(), mask_of(res), res_marks.get());
     if (is_sum && masked) return true;
     const Value& v = value_of(res, scratch);
     if (v.is_tuple() || v.dtype() != dtype || v.shape() != shape) {
@@ -183,7 +192,7 @@ bool Machine::run_reduce_tensor(const ir::Stmt& s, const ir::ReduceOp& op, const
     }
     if (dtype == DType::I64 && !is_sum && !have) {
       buf.put(0, v);  // an integer max/min starts from its first term
-    } else if (!buf.combine(0, v, how)) {
+    } else if (!buf.combine(0, v, how, is_sum ? res_marks.get() : nullptr)) {
       return fail(s.span, "integer overflow in a sum of i64 values");
     }
     have = true;
@@ -197,7 +206,8 @@ bool Machine::run_reduce_tensor(const ir::Stmt& s, const ir::ReduceOp& op, const
   if (cost_ != nullptr && is_real(type.elem) && live > 0) {
     (is_sum ? cost_->add : cost_->call) += (live - 1) * acc.numel();
   }
-  frame_->bind_masked(s.results[0], std::move(acc), sum_mask(is_sum, live, strong));
+  frame_->bind_masked(s.results[0], std::move(acc), sum_mask(is_sum, live, strong),
+                      sum_marks ? sum_marks->finish() : nullptr);
   return true;
 }
 
@@ -223,11 +233,9 @@ bool Machine::run_guard(const ir::Stmt& s, const ir::GuardOp& op) {
   }
   if (!run_block(op.body)) return false;
   Value scratch;
-  for (size_t k = 0; k < s.results.size(); ++k) {
-    // Nested guards: a strong zero under a true guard is still one.
-    frame_->bind_masked(s.results[k], value_of(op.body.results[k], scratch),
-                        mask_of(op.body.results[k]));
-  }
+  // Nested guards: a strong zero under a true guard is still one.
+  for (size_t k = 0; k < s.results.size(); ++k)
+    bind_like(s.results[k], op.body.results[k], scratch);
   return true;
 }
 
@@ -347,7 +355,8 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       stacks.emplace_back(dtype_of(t.elem), std::move(shape), *numel);
     }
   }
-  int64_t iterations = 0;  // bodies run so far
+  int64_t iterations = 0;                                // bodies run so far
+  std::vector<MarksBuilder> stack_marks(stacks.size());  // the saved strong zeros
   // Pushes the current state onto the stacks, within the tensor size limit.
   auto save = [&]() -> bool {
     for (size_t k = 0; k < stacks.size(); ++k) {
@@ -369,20 +378,33 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
                                 std::to_string(options_.max_tensor_elements) + " elements");
       }
       st.push(v);
+      if (is_real(scalar_of(st.dtype()))) {
+        stack_marks[k].put(iterations * st.numel(), st.numel(), frame_->mask(op.state[k]),
+                           frame_->marks_of(op.state[k]).get());
+      }
     }
     return true;
   };
   Value scratch;
   // The state lives in the state variables' slots; the next state is staged in `next` because
-  // the body may yield the state variables themselves in another order.
+  // the body may yield the state variables themselves in another order. A strong zero in the
+  // state stays one (language.md §5.6).
   std::vector<Value> next(n);
-  for (size_t k = 0; k < n; ++k) next[k] = value_of(op.init[k], scratch);
+  std::vector<MaskAndMarks> next_marks(n);
+  auto stage_from = [&](const std::vector<ir::Atom>& from) {
+    for (size_t k = 0; k < n; ++k) {
+      next[k] = value_of(from[k], scratch);
+      next_marks[k] = mask_and_marks(from[k]);
+    }
+  };
+  stage_from(op.init);
   auto advance = [&] {
-    for (size_t k = 0; k < n; ++k) frame_->bind(op.state[k], std::move(next[k]));
+    for (size_t k = 0; k < n; ++k) {
+      frame_->bind_masked(op.state[k], std::move(next[k]), next_marks[k].mask,
+                          std::move(next_marks[k].marks));
+    }
   };
-  auto stage = [&] {
-    for (size_t k = 0; k < n; ++k) next[k] = value_of(op.body.results[k], scratch);
-  };
+  auto stage = [&] { stage_from(op.body.results); };
   advance();
   if (!op.is_while) {
     int64_t count = 0;
@@ -424,7 +446,10 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       ++iterations;
     }
   }
-  for (size_t k = 0; k < n; ++k) frame_->bind(s.results[k], frame_->at(op.state[k]));
+  for (size_t k = 0; k < n; ++k) {
+    frame_->bind_masked(s.results[k], frame_->at(op.state[k]), frame_->mask(op.state[k]),
+                        frame_->marks_of(op.state[k]));
+  }
   if (saving) {
     frame_->bind(s.results[n], Value::i64(iterations));
     for (size_t k = 0; k < n; ++k) {
@@ -433,7 +458,8 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       Value out;
       if (!alloc(scalar_of(stacks[k].dtype()), shape, s.span, out)) return false;
       stacks[k].stack_into(out);
-      frame_->bind(s.results[n + 1 + k], std::move(out));
+      MarksP saved = stack_marks[k].finish(out.numel());
+      frame_->bind_masked(s.results[n + 1 + k], std::move(out), 0, std::move(saved));
     }
   }
   return true;
@@ -448,11 +474,8 @@ bool Machine::run_if(const ir::Stmt& s, const ir::IfOp& op) {
   }
   if (!run_block(branch)) return false;  // only the taken branch runs
   Value scratch;
-  for (size_t k = 0; k < s.results.size(); ++k) {
-    // A strong zero the taken branch yields stays one, as if the branch were inlined.
-    frame_->bind_masked(s.results[k], value_of(branch.results[k], scratch),
-                        mask_of(branch.results[k]));
-  }
+  // A strong zero the taken branch yields stays one, as if the branch were inlined.
+  for (size_t k = 0; k < s.results.size(); ++k) bind_like(s.results[k], branch.results[k], scratch);
   return true;
 }
 

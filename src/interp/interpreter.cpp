@@ -58,7 +58,8 @@ class FrameScope {
 }  // namespace
 
 bool Machine::call(const ir::Function& fn, const std::vector<Value>& args, Span call_span,
-                   Value& result) {
+                   Value& result, const std::vector<MaskAndMarks>* arg_marks,
+                   MaskAndMarks* result_marks) {
   Span where = call_span.valid() ? call_span : fn.span;
   if (fn.derivation && fn.body.stmts.empty() && fn.body.results.empty()) {
     return derivative_unsupported(fn, where);
@@ -77,11 +78,12 @@ bool Machine::call(const ir::Function& fn, const std::vector<Value>& args, Span 
   Frame frame(fn);
   FrameScope scope(frame_, &frame);
   ++depth_;
-  bool ok = bind_params(fn, args, call_span) && run_block(fn.body);
+  bool ok = bind_params(fn, args, call_span, arg_marks) && run_block(fn.body);
   --depth_;
   if (!ok) return false;
   Value scratch;
   result = value_of(fn.body.results[0], scratch);
+  if (result_marks != nullptr) *result_marks = mask_and_marks(fn.body.results[0]);
   return check_result(fn, result);
 }
 
@@ -167,7 +169,19 @@ bool Machine::run_tuple(const ir::Stmt& s, const ir::TupleOp& op) {
   elems.reserve(op.elems.size());
   Value scratch;
   for (const ir::Atom& a : op.elems) elems.push_back(value_of(a, scratch));
-  frame_->bind(s.results[0], Value::tuple(std::move(elems)));
+  // The components' strong zeros, kept only when there is one (marks.h).
+  MarksP marks;
+  for (const ir::Atom& a : op.elems) {
+    if (mask_of(a) == 0 && marks_of(a) == nullptr) continue;
+    auto m = std::make_shared<Marks>();
+    for (const ir::Atom& b : op.elems) {
+      m->part_masks.push_back(mask_of(b));
+      m->part_marks.push_back(marks_of(b));
+    }
+    marks = std::move(m);
+    break;
+  }
+  frame_->bind_masked(s.results[0], Value::tuple(std::move(elems)), 0, std::move(marks));
   return true;
 }
 
@@ -178,8 +192,14 @@ bool Machine::run_proj(const ir::Stmt& s, const ir::ProjOp& op) {
     return internal(s.span, "projection ." + std::to_string(op.index) + " of a value of type " +
                                 t.type_string());
   }
-  // A component of a strong zero is a strong zero.
-  frame_->bind_masked(s.results[0], t.elems()[static_cast<size_t>(op.index)], mask_of(op.tuple));
+  // A component of a strong zero is a strong zero; else it has the marks it was built with.
+  const auto k = static_cast<size_t>(op.index);
+  const MarksP m = marks_of(op.tuple);
+  if (mask_of(op.tuple) != 0 || m == nullptr || k >= m->part_masks.size()) {
+    frame_->bind_masked(s.results[0], t.elems()[k], mask_of(op.tuple));
+  } else {
+    frame_->bind_masked(s.results[0], t.elems()[k], m->part_masks[k], m->part_marks[k]);
+  }
   return true;
 }
 
@@ -196,10 +216,16 @@ bool Machine::run_call(const ir::Stmt& s, const ir::CallOp& op) {
   std::vector<Value> args;
   args.reserve(op.args.size());
   Value scratch;
-  for (const ir::Atom& a : op.args) args.push_back(value_of(a, scratch));
+  std::vector<MaskAndMarks> arg_marks;
+  for (const ir::Atom& a : op.args) {
+    args.push_back(value_of(a, scratch));
+    arg_marks.push_back(mask_and_marks(a));
+  }
   Value result;
-  if (!call(*callee, args, s.span, result)) return false;
-  frame_->bind(s.results[0], std::move(result));
+  MaskAndMarks result_marks;
+  if (!call(*callee, args, s.span, result, &arg_marks, &result_marks)) return false;
+  frame_->bind_masked(s.results[0], std::move(result), result_marks.mask,
+                      std::move(result_marks.marks));
   return true;
 }
 

@@ -18,6 +18,12 @@
 
 namespace cot::interp {
 
+// A value's mask byte and marks (environment.h, marks.h), carried across a call.
+struct MaskAndMarks {
+  uint8_t mask = 0;
+  MarksP marks;
+};
+
 class Machine {
  public:
   Machine(const ir::Program& program, CostCounts* cost, const Options& options)
@@ -25,8 +31,11 @@ class Machine {
 
   // Runs `fn` on `args`. `call_span` is the calling statement's span, or invalid for the entry
   // point, in which case argument errors point at the parameters' declarations.
+  // `arg_marks` (when not null) are the arguments' strong-zero marks, and `result_marks` gets
+  // the result's: a call keeps them as inlining it would (language.md §5.6).
   bool call(const ir::Function& fn, const std::vector<cotangent::Value>& args, Span call_span,
-            cotangent::Value& result);
+            cotangent::Value& result, const std::vector<MaskAndMarks>* arg_marks = nullptr,
+            MaskAndMarks* result_marks = nullptr);
 
   // Binds `args` to the parameters of `fn` (the entry point's checks) and copies the size
   // variables' values into `sizes`, without running the body.
@@ -38,7 +47,7 @@ class Machine {
  private:
   // --- calls (interpreter.cpp) and parameters (parameters.cpp) ---
   bool bind_params(const ir::Function& fn, const std::vector<cotangent::Value>& args,
-                   Span call_span);
+                   Span call_span, const std::vector<MaskAndMarks>* arg_marks = nullptr);
   bool check_result(const ir::Function& fn, const cotangent::Value& result);
   bool derivative_unsupported(const ir::Function& fn, Span span);
   // Every VarId the function mentions is a valid slot (checked once per function, var_ids.cpp),
@@ -75,6 +84,13 @@ class Machine {
   bool is_masked(const ir::Atom& a) const { return a.is_var && frame_->is_masked(a.var); }
   bool is_strong_zero(const ir::Atom& a) const { return a.is_var && frame_->is_strong_zero(a.var); }
   uint8_t mask_of(const ir::Atom& a) const { return a.is_var ? frame_->mask(a.var) : 0; }
+  MarksP marks_of(const ir::Atom& a) const { return a.is_var ? frame_->marks_of(a.var) : nullptr; }
+  MaskAndMarks mask_and_marks(const ir::Atom& a) const { return {mask_of(a), marks_of(a)}; }
+  // Binds v to the value of atom a with its mask and marks.
+  void bind_like(ir::VarId v, const ir::Atom& a, cotangent::Value& scratch) {
+    MaskAndMarks m = mask_and_marks(a);
+    frame_->bind_masked(v, value_of(a, scratch), m.mask, std::move(m.marks));
+  }
   bool read_i64(const ir::Atom& a, Span span, const char* what, int64_t& out);
   bool read_bool(const ir::Atom& a, Span span, const char* what, bool& out);
   // Affine and predicate evaluation read i64 and bool slots through these; a slot of the wrong

@@ -37,7 +37,8 @@ const Value* component(const Value& v, const std::vector<int>& path) {
 
 }  // namespace
 
-bool Machine::bind_params(const ir::Function& fn, const std::vector<Value>& args, Span call_span) {
+bool Machine::bind_params(const ir::Function& fn, const std::vector<Value>& args, Span call_span,
+                          const std::vector<MaskAndMarks>* arg_marks) {
   const bool entry = !call_span.valid();
   auto param_span = [&](size_t i) {
     if (!entry) return call_span;
@@ -58,7 +59,11 @@ bool Machine::bind_params(const ir::Function& fn, const std::vector<Value>& args
       return fail(param_span(i), context + "parameter " + param_name(i) + " expects " +
                                      t.to_string() + " but got " + args[i].type_string());
     }
-    frame_->bind(fn.params[i], args[i]);
+    if (arg_marks != nullptr && i < arg_marks->size()) {
+      frame_->bind_masked(fn.params[i], args[i], (*arg_marks)[i].mask, (*arg_marks)[i].marks);
+    } else {
+      frame_->bind(fn.params[i], args[i]);
+    }
   }
 
   for (size_t k = 0; k < fn.size_vars.size(); ++k) {

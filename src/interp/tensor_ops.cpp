@@ -157,21 +157,27 @@ void Buffer::put(int64_t offset, const Value& v) {
 namespace {
 
 template <class T>
-void combine_all(std::span<T> acc, std::span<const T> v, ir::ReduceKind how) {
+void combine_all(std::span<T> acc, std::span<const T> v, ir::ReduceKind how, const Marks* skip) {
+  if (skip != nullptr && !skip->elems.empty()) {
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (skip->elems[k] == 0) combine_real(acc[k], v[k], how);
+    }
+    return;
+  }
   for (size_t k = 0; k < v.size(); ++k) combine_real(acc[k], v[k], how);
 }
 
 }  // namespace
 
-bool Buffer::combine(int64_t offset, const Value& v, ir::ReduceKind how) {
+bool Buffer::combine(int64_t offset, const Value& v, ir::ReduceKind how, const Marks* skip) {
   auto off = static_cast<size_t>(offset);
   auto n = static_cast<size_t>(v.numel());
   switch (dtype_) {
     case DType::F64:
-      combine_all(f64_.subspan(off, n), v.f64_data(), how);
+      combine_all(f64_.subspan(off, n), v.f64_data(), how, skip);
       return true;
     case DType::F32:
-      combine_all(f32_.subspan(off, n), v.f32_data(), how);
+      combine_all(f32_.subspan(off, n), v.f32_data(), how, skip);
       return true;
     case DType::I64: {
       auto acc = i64_.subspan(off, n);

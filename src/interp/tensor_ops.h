@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cotangent/value.h"
+#include "interp/marks.h"
 #include "ir/ir.h"
 #include "ir/type.h"
 #include "prims/scalar_math.h"
@@ -48,8 +49,10 @@ class Buffer {
   // Stores every element of `v` (same dtype) at offset, offset + 1, ...
   void put(int64_t offset, const cotangent::Value& v);
   // acc[offset + k] = acc[offset + k] (+ | max | min) v[k], same dtype, as combine_real
-  // below for reals. Returns false on i64 overflow.
-  bool combine(int64_t offset, const cotangent::Value& v, ir::ReduceKind how);
+  // below for reals, except at the elements `skip` marks (strong zeros a sum skips). Returns
+  // false on i64 overflow.
+  bool combine(int64_t offset, const cotangent::Value& v, ir::ReduceKind how,
+               const Marks* skip = nullptr);
 
  private:
   cotangent::DType dtype_;
