@@ -741,10 +741,14 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
     std::vector<ir::VarId> rest;
     if (path.final_pos < 0 || path.kind == Path::Kind::Whole) {
       c = path.final_pos < 0 ? [&]() -> std::optional<ir::Atom> {
+        // v may be yielded more than once (`if c then (t, t) else (x, x)`): every result
+        // that is v contributes.
+        std::optional<ir::Atom> sum;
         for (size_t r = 0; r < lvl.results.size(); ++r) {
-          if (lvl.results[r].is_var && lvl.results[r].var == v) return lvl.ct_results[r];
+          if (!lvl.results[r].is_var || lvl.results[r].var != v || !lvl.ct_results[r]) continue;
+          sum = sum ? add_values(b_, *sum, *lvl.ct_results[r]) : *lvl.ct_results[r];
         }
-        return std::nullopt;
+        return sum;
       }()
           : [&]() -> std::optional<ir::Atom> {
               long at = lvl.position.at(static_cast<size_t>(path.final_pos));
