@@ -701,15 +701,45 @@ class Lowerer {
     p.collect_vars(vars);
     return std::all_of(vars.begin(), vars.end(), [&](int32_t v) { return usable(v, defs); });
   }
-  // The affine form of an i64 atom usable in a mark predicate.
+  // The affine form of an i64 atom usable in a mark predicate: a literal, a variable bound
+  // outside or an index variable, or i64 arithmetic inside the generator on those (`1 + j`).
   static std::optional<Affine> affine_atom(const ir::Atom& a,
-                                           const std::map<ir::VarId, const ir::Stmt*>& defs) {
+                                           const std::map<ir::VarId, const ir::Stmt*>& defs,
+                                           int depth = 0) {
     if (!a.is_var) {
       if (a.lit.type != Scalar::I64) return std::nullopt;
       return Affine::constant(a.lit.integer);
     }
-    if (!usable(a.var, defs)) return std::nullopt;
-    return Affine::var(a.var);
+    if (usable(a.var, defs)) return Affine::var(a.var);
+    const ir::Stmt* st = defs.at(a.var);
+    const auto* op = st->as<ir::PrimOp>();
+    if (op == nullptr || depth > 8 || st->results.size() != 1) return std::nullopt;
+    auto arg = [&](size_t k) -> std::optional<Affine> {
+      if (k >= op->args.size()) return std::nullopt;
+      return affine_atom(op->args[k], defs, depth + 1);
+    };
+    switch (op->prim) {
+      case Prim::Add:
+      case Prim::Sub: {
+        auto x = arg(0), y = arg(1);
+        if (!x || !y) return std::nullopt;
+        return op->prim == Prim::Add ? Affine::add(*x, *y) : Affine::sub(*x, *y);
+      }
+      case Prim::Neg: {
+        auto x = arg(0);
+        if (!x) return std::nullopt;
+        return Affine::scale(*x, -1);
+      }
+      case Prim::Mul: {
+        auto x = arg(0), y = arg(1);
+        if (!x || !y) return std::nullopt;
+        if (x->is_constant()) return Affine::scale(*y, x->constant_term());
+        if (y->is_constant()) return Affine::scale(*x, y->constant_term());
+        return std::nullopt;
+      }
+      default:
+        return std::nullopt;
+    }
   }
   // A bool atom as a predicate usable in a mark predicate: a comparison of such i64 atoms, or
   // a bool bound outside.
