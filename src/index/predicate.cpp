@@ -287,4 +287,27 @@ std::string Pred::to_string(const std::function<std::string(int32_t)>& name) con
   return "false";
 }
 
+std::optional<Pred> Pred::substitute(int32_t v, const Affine& by) const {
+  switch (kind) {
+    case Kind::Ge0:
+    case Kind::Eq0: {
+      auto e = expr.substitute(v, by);
+      if (!e) return std::nullopt;
+      return kind == Kind::Ge0 ? ge0(*e) : eq0(*e);
+    }
+    case Kind::And:
+    case Kind::Or: {
+      std::vector<Pred> ks;
+      for (const Pred& k : kids) {
+        auto q = k.substitute(v, by);
+        if (!q) return std::nullopt;
+        ks.push_back(std::move(*q));
+      }
+      return kind == Kind::And ? conj(std::move(ks)) : disj(std::move(ks));
+    }
+    default:
+      return *this;
+  }
+}
+
 }  // namespace cot

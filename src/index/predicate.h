@@ -47,6 +47,9 @@ struct Pred {
   // Every variable it mentions (affine and atoms).
   void collect_vars(std::vector<int32_t>& out) const;
   Pred rename(const std::function<int32_t(int32_t)>& map) const;
+  // The predicate with affine variable v replaced by `by` (atoms untouched); nullopt on
+  // overflow.
+  std::optional<Pred> substitute(int32_t v, const Affine& by) const;
 
   bool operator==(const Pred& o) const;
   bool operator!=(const Pred& o) const { return !(*this == o); }

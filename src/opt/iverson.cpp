@@ -194,29 +194,6 @@ const ir::GuardOp* mergeable_inner(const ir::Block& body) {
   return g;
 }
 
-std::optional<Pred> subst_pred(const Pred& p, int32_t v, const Affine& a) {
-  switch (p.kind) {
-    case Pred::Kind::Ge0:
-    case Pred::Kind::Eq0: {
-      auto e = p.expr.substitute(v, a);
-      if (!e) return std::nullopt;
-      return p.kind == Pred::Kind::Ge0 ? Pred::ge0(*e) : Pred::eq0(*e);
-    }
-    case Pred::Kind::And:
-    case Pred::Kind::Or: {
-      std::vector<Pred> ks;
-      for (const auto& k : p.kids) {
-        auto s = subst_pred(k, v, a);
-        if (!s) return std::nullopt;
-        ks.push_back(std::move(*s));
-      }
-      return p.kind == Pred::Kind::And ? Pred::conj(std::move(ks)) : Pred::disj(std::move(ks));
-    }
-    default:
-      return p;
-  }
-}
-
 // How `sum I. { S; [p] * e }` loses the summed variables that equalities of p fix.
 struct SumPlan {
   bool empty = false;              // the sum is a strong zero
@@ -285,7 +262,7 @@ std::optional<SumPlan> plan_sum(const ir::Function& f, const ir::ReduceOp& r) {
   for (const auto& p : rest) {
     Pred q = p;
     for (const auto& sv : plan.solved) {
-      auto s = subst_pred(q, sv.var, sv.numerator);
+      auto s = q.substitute(sv.var, sv.numerator);
       if (!s) return std::nullopt;
       q = std::move(*s);
     }
