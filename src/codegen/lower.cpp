@@ -751,28 +751,13 @@ class Lowerer {
     if (it->second == nullptr) return std::nullopt;
     const auto* op = it->second->as<ir::PrimOp>();
     if (op == nullptr || op->args.size() != 2) return std::nullopt;
-    const char* rel = nullptr;
-    switch (op->prim) {
-      case Prim::Lt:
-        rel = "<";
-        break;
-      case Prim::Le:
-        rel = "<=";
-        break;
-      case Prim::Gt:
-        rel = ">";
-        break;
-      case Prim::Ge:
-        rel = ">=";
-        break;
-      case Prim::Eq:
-        rel = "==";
-        break;
-      case Prim::Ne:
-        rel = "!=";
-        break;
-      default:
+    // A comparison, spelled as the primitive table spells it ("<", "==", ...).
+    if (prim_info(op->prim).type_rule != TypeRule::Compare) return std::nullopt;
+    const std::string rel(prim_info(op->prim).symbol);
+    for (const ir::Atom& x : op->args) {  // of integers (== and != also compare bools)
+      if (x.is_var ? f_.type_of(x.var).elem != Scalar::I64 : x.lit.type != Scalar::I64) {
         return std::nullopt;
+      }
     }
     auto a = affine_atom(op->args[0], defs), b = affine_atom(op->args[1], defs);
     if (!a || !b) return std::nullopt;
@@ -932,35 +917,10 @@ class Lowerer {
   }
   // The mark predicate of `mp` at the indices of a read (affine in the reader's variables).
   static std::optional<Pred> at_indices(const MarkPred& mp, const std::vector<ir::IndexExpr>& idx) {
-    std::function<std::optional<Pred>(const Pred&)> subst =
-        [&](const Pred& p) -> std::optional<Pred> {
-      switch (p.kind) {
-        case Pred::Kind::Ge0:
-        case Pred::Kind::Eq0: {
-          std::optional<Affine> e = p.expr;
-          for (size_t d = 0; d < mp.ivars.size() && e; ++d) {
-            e = e->substitute(mp.ivars[d], idx[d].affine);
-          }
-          if (!e) return std::nullopt;
-          return p.kind == Pred::Kind::Ge0 ? Pred::ge0(*e) : Pred::eq0(*e);
-        }
-        case Pred::Kind::And:
-        case Pred::Kind::Or: {
-          std::vector<Pred> kids;
-          for (const Pred& k : p.kids) {
-            auto q = subst(k);
-            if (!q) return std::nullopt;
-            kids.push_back(std::move(*q));
-          }
-          return p.kind == Pred::Kind::And ? Pred::conj(std::move(kids))
-                                           : Pred::disj(std::move(kids));
-        }
-        default:
-          return p;
-      }
-    };
     if (idx.size() != mp.ivars.size()) return std::nullopt;
-    return subst(mp.strong);
+    std::optional<Pred> p = mp.strong;
+    for (size_t d = 0; d < mp.ivars.size() && p; ++d) p = p->substitute(mp.ivars[d], idx[d].affine);
+    return p;
   }
   // Whether the guards around the read (facts_) rule `p` out: every clause of its disjunctive
   // normal form (at most 64) is infeasible with them.
