@@ -60,6 +60,15 @@ bool is_dynamic_size(const ir::Function& f, ir::VarId v) {
   return false;
 }
 
+void append_dynamic_sizes_bound_by(const ir::Function& f, const ir::Stmt& s,
+                                   std::vector<std::string>& names) {
+  for (ir::VarId v : s.results) {
+    for (const auto& sv : f.size_vars) {
+      if (sv.param < 0 && sv.var == v) names.push_back(sv.name);
+    }
+  }
+}
+
 std::unordered_set<ir::VarId> computed_dynamic_sizes(const ir::Function& f) {
   std::unordered_set<ir::VarId> out;
   bool any = false;

@@ -5,7 +5,9 @@
 // passes that remove or copy code call it last so they verify on their own.
 #pragma once
 
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -16,6 +18,11 @@ void prune_dynamic_sizes(ir::Function& f);
 // Whether v is the variable of a dynamic size variable of f. Types name such a size, not the
 // variable, so a pass must not replace the statement that binds it by another atom.
 bool is_dynamic_size(const ir::Function& f, ir::VarId v);
+
+// The names of the dynamic sizes that a statement binds (its results that are size variables).
+// A statement that mentions one cannot move before the statement.
+void append_dynamic_sizes_bound_by(const ir::Function& f, const ir::Stmt& s,
+                                   std::vector<std::string>& names);
 
 // The dynamic sizes computed by ordinary statements (not the count of a saving loop, which
 // binds it together with the stacks whose types name it): the count of the linear loop of a

@@ -158,13 +158,7 @@ Plan plan_hoist(const ir::Function& f, const Region& r) {
   std::unordered_set<VarId> in_guard;
   // Dynamic sizes bound in the body (by saving loops) vary too.
   std::vector<std::string> dynamic;
-  for (const auto& s : body.stmts) {
-    for (VarId v : s.results) {
-      for (const auto& sv : f.size_vars) {
-        if (sv.param == -1 && sv.var == v) dynamic.push_back(sv.name);
-      }
-    }
-  }
+  for (const auto& s : body.stmts) append_dynamic_sizes_bound_by(f, s, dynamic);
   const bool may_guard = r.nonempty.has_value() && r.nonempty->kind != Pred::Kind::False;
   for (size_t k = 0; k < n; ++k) {
     const Stmt& s = body.stmts[k];
@@ -253,12 +247,8 @@ std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r
   std::unordered_set<VarId> variant(r.variant.begin(), r.variant.end());
   std::vector<std::string> dynamic;
   for (const auto& s : body.stmts) {
-    for (VarId v : s.results) {
-      variant.insert(v);
-      for (const auto& sv : f.size_vars) {
-        if (sv.param == -1 && sv.var == v) dynamic.push_back(sv.name);
-      }
-    }
+    for (VarId v : s.results) variant.insert(v);
+    append_dynamic_sizes_bound_by(f, s, dynamic);
   }
   std::optional<IndexFacts> outside;
   for (size_t gi = 0; gi < body.stmts.size(); ++gi) {
@@ -276,11 +266,14 @@ std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r
     if (!outside_only) continue;
     const Block& gb = g->body;
     const size_t n = gb.stmts.size();
+    // A saving loop in the guard's body binds a dynamic size that later statements may name.
+    std::vector<std::string> inner_dynamic = dynamic;
+    for (const auto& s : gb.stmts) append_dynamic_sizes_bound_by(f, s, inner_dynamic);
     std::vector<bool> inv(n, false);
     std::unordered_set<VarId> inner_variant = variant;
     for (size_t k = 0; k < n; ++k) {
       const Stmt& s = gb.stmts[k];
-      bool ok = !is_saving_loop(s) && !s.results.empty() && !mentions_sizes(f, s, dynamic);
+      bool ok = !is_saving_loop(s) && !s.results.empty() && !mentions_sizes(f, s, inner_dynamic);
       for (VarId v : s.results) ok = ok && !f.type_of(v).is_tuple;
       for (VarId v : stmt_uses(s)) ok = ok && inner_variant.count(v) == 0;
       if (ok) {
