@@ -58,51 +58,69 @@ VarSet free_vars(const ir::Block& block) {
 }
 
 VarSet stmt_reads(const ir::Stmt& s) {
-  ir::Block one;
-  one.stmts.push_back(s);
-  return free_vars(one);
+  VarSet bound;
+  collect_bound_stmt(s, bound);
+  VarSet out;
+  ir::for_each_use(s, [&](ir::VarId v) {
+    if (!bound.count(v)) out.insert(v);
+  });
+  return out;
 }
 
 bool reads_any(const ir::Stmt& s, const VarSet& set) {
   if (set.empty()) return false;
-  for (ir::VarId v : stmt_reads(s)) {
-    if (set.count(v)) return true;
-  }
-  return false;
+  // Most statements read nothing in the set: only those that do need the variables bound
+  // inside them (an inner variable in the set is not a read).
+  bool any = false;
+  ir::for_each_use(s, [&](ir::VarId v) { any = any || set.count(v) != 0; });
+  if (!any) return false;
+  VarSet bound;
+  collect_bound_stmt(s, bound);
+  bool free_read = false;
+  ir::for_each_use(
+      s, [&](ir::VarId v) { free_read = free_read || (set.count(v) != 0 && bound.count(v) == 0); });
+  return free_read;
 }
 
+// The fixpoint grows `set` in place: activity is monotone, so what a pass with fewer active
+// states marked in the body stays marked, and a loop met again (a nested loop, once per pass of
+// the enclosing fixpoint) starts from the states already found active instead of from its
+// inits alone. Copying the set per pass and restarting each nested loop from scratch made the
+// analysis exponential in the nesting depth (a Hessian of three nested loops never finished).
 std::vector<bool> loop_state_activity(const ir::Function& f, const ir::LoopOp& l, VarSet& set) {
   std::vector<bool> active(l.state.size(), false);
   for (size_t k = 0; k < l.state.size(); ++k) {
-    active[k] = l.init[k].is_var && set.count(l.init[k].var) && has_tangent(f.type_of(l.state[k]));
+    const bool seeded = (l.init[k].is_var && set.count(l.init[k].var)) || set.count(l.state[k]);
+    active[k] = seeded && has_tangent(f.type_of(l.state[k]));
+    if (active[k]) set.insert(l.state[k]);
   }
   for (bool changed = true; changed;) {
     changed = false;
-    VarSet trial = set;
-    for (size_t k = 0; k < l.state.size(); ++k) {
-      if (active[k]) trial.insert(l.state[k]);
-    }
-    std::vector<bool> next = propagate(f, l.body, trial);
+    std::vector<bool> next = propagate(f, l.body, set);
     for (size_t k = 0; k < l.state.size(); ++k) {
       if (next[k] && !active[k] && has_tangent(f.type_of(l.state[k]))) {
         active[k] = true;
+        set.insert(l.state[k]);
         changed = true;
       }
     }
-    if (!changed) set = std::move(trial);
   }
   return active;
 }
 
+void mark_loop_results(const ir::Stmt& s, const std::vector<bool>& active, VarSet& set) {
+  const auto& l = *s.as<ir::LoopOp>();
+  const size_t n = l.state.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (!active[k]) continue;
+    set.insert(s.results[k]);
+    if (l.saves_states) set.insert(s.results[n + 1 + k]);  // its stack
+  }
+}
+
 void propagate_stmt(const ir::Function& f, const ir::Stmt& s, VarSet& set) {
   if (const auto* l = s.as<ir::LoopOp>()) {
-    std::vector<bool> active = loop_state_activity(f, *l, set);
-    const size_t n = l->state.size();
-    for (size_t k = 0; k < n; ++k) {
-      if (!active[k]) continue;
-      set.insert(s.results[k]);
-      if (l->saves_states) set.insert(s.results[n + 1 + k]);  // its stack
-    }
+    mark_loop_results(s, loop_state_activity(f, *l, set), set);
     return;
   }
   // Regions: mark inner variables too, so nested statements can be classified later.

@@ -29,6 +29,10 @@ void propagate_stmt(const ir::Function& f, const ir::Stmt& s, VarSet& set);
 // For a loop: which state variables depend on the set (fixed point over iterations).
 std::vector<bool> loop_state_activity(const ir::Function& f, const ir::LoopOp& l, VarSet& set);
 
+// Marks the results of loop statement `s` (and, for a saving loop, the stacks) whose states
+// `active` (from loop_state_activity) says carry tangents.
+void mark_loop_results(const ir::Stmt& s, const std::vector<bool>& active, VarSet& set);
+
 // Whether the type has a real leaf (so values of it have tangents).
 bool has_tangent(const Type& t);
 

@@ -327,7 +327,7 @@ class Cloner {
   // The copy of variable t of `from`, the value of its dynamic size variable `old`, registered
   // as a fresh dynamic size variable of `to` that the copied types name.
   VarId fresh_dynamic_size(VarId t, const std::string& old) {
-    std::string name = fresh_size_name(to_, old);
+    std::string name = ir::fresh_size_name(to_, old);
     VarId c = to_.new_var(name, Type::scalar(Scalar::I64));
     bind(t, Atom::of(c));
     map_.sizes[old] = SizeExpr::var(name);
@@ -343,21 +343,6 @@ class Cloner {
 };
 
 }  // namespace
-
-std::string fresh_size_name(const ir::Function& to, const std::string& hint) {
-  auto taken = [&](const std::string& n) {
-    for (const auto& sv : to.size_vars) {
-      if (sv.name == n) return true;
-    }
-    for (const auto& v : to.vars) {
-      if (v.name == n) return true;
-    }
-    return false;
-  };
-  std::string name = hint;
-  for (int k = 2; taken(name); ++k) name = hint + "_" + std::to_string(k);
-  return name;
-}
 
 ir::Block clone_block(const ir::Function& from, const ir::Block& src, ir::Function& to,
                       CloneMap& map) {

@@ -59,8 +59,4 @@ using CallHook = std::function<std::optional<std::vector<ir::Atom>>(
 ir::Block clone_block(const ir::Function& from, const ir::Block& src, ir::Function& to,
                       CloneMap& map, const CallHook& on_call);
 
-// A size-variable name for `to` that no size variable and no variable of `to` has: `hint`, else
-// hint_2, hint_3, ...
-std::string fresh_size_name(const ir::Function& to, const std::string& hint);
-
 }  // namespace cot::ad

@@ -54,11 +54,11 @@ bool small_as_a_state(const ir::Function& f, const Type& t, const std::vector<Ty
 
 }  // namespace
 
-ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, const VarSet& tangent,
+ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, VarSet& tangent,
                                const std::vector<Type>& primal_states) {
   ir::Block out;
   out.results = body.results;
-  VarSet t = tangent;
+  VarSet& t = tangent;
   for (const auto& st : body.stmts) {
     if (!reads_any(st, t)) {
       out.stmts.push_back(st);
@@ -79,7 +79,8 @@ ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, const Var
     // costly scalar ones.
     ir::Stmt split = st;
     auto& gbody = split.as<ir::GenOp>()->body;
-    VarSet inner = t;
+    // propagate_stmt marked the gen body's tangents in t already: no copy needed.
+    VarSet& inner = t;
     std::vector<bool> primal(gbody.stmts.size(), false);
     for (size_t i = 0; i < gbody.stmts.size(); ++i) {
       if (reads_any(gbody.stmts[i], inner)) {
@@ -145,7 +146,7 @@ ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, const Var
   return out;
 }
 
-std::vector<size_t> costly_residuals(const ir::Function& f, const ir::Block& body, VarSet tangent,
+std::vector<size_t> costly_residuals(const ir::Function& f, const ir::Block& body, VarSet& tangent,
                                      const std::vector<Type>& primal_states) {
   std::vector<bool> is_tangent(body.stmts.size(), false);
   VarSet needed;

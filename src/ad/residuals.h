@@ -20,8 +20,9 @@ namespace cot::ad {
 // The primal is optimized before AD, so its costly values sit inside fused gens, and the tangent
 // gens jvp makes compute them again; as gens of their own they can be saved. Only gens no larger
 // than one of `primal_states` (see costly_residuals) are split. `tangent` holds the tangent
-// variables in scope at the top of `body`.
-ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, const VarSet& tangent,
+// variables in scope at the top of `body`; it grows by the body's (activity is monotone, so the
+// caller's set takes them instead of a copy per loop).
+ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, VarSet& tangent,
                                const std::vector<Type>& primal_states);
 
 // The top-level statements of the combined loop body `body` that are worth saving: primal
@@ -30,7 +31,8 @@ ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, const Var
 // saved itself), and that are no larger than a primal state (a real scalar, or a real tensor
 // whose extents, sizes of parameters, are among one state's extents: residuals never grow the
 // memory a loop saves by more than a constant factor). Indices into body.stmts, in order.
-std::vector<size_t> costly_residuals(const ir::Function& f, const ir::Block& body, VarSet tangent,
+// `tangent` grows by the body's tangent variables.
+std::vector<size_t> costly_residuals(const ir::Function& f, const ir::Block& body, VarSet& tangent,
                                      const std::vector<Type>& primal_states);
 
 }  // namespace cot::ad

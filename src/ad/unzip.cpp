@@ -10,8 +10,9 @@ namespace cot::ad {
 namespace {
 
 // The statements of `block` that compute primal values, given the tangents `t`: tangent
-// statements are dropped, and a loop that carries both keeps only its primal state.
-ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
+// statements are dropped, and a loop that carries both keeps only its primal state. `t` grows
+// by the tangents of the block (activity is monotone, so the caller's set can take them).
+ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet& t) {
   ir::Block out;
   out.results = block.results;
   for (const auto& st : block.stmts) {
@@ -24,8 +25,8 @@ ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
       propagate_stmt(f, st, t);
       continue;
     }
-    VarSet inner = t;
-    std::vector<bool> flags = loop_state_activity(f, *l, inner);
+    // t grows to the loop's fixpoint: its active states and what they reach in the body.
+    std::vector<bool> flags = loop_state_activity(f, *l, t);
     ir::LoopOp p;
     p.is_while = l->is_while;
     p.iter = l->iter;
@@ -33,17 +34,13 @@ ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
     p.cond = l->cond;
     ir::Stmt ps;
     ps.span = st.span;
-    VarSet body_t = t;
     for (size_t k = 0; k < l->state.size(); ++k) {
-      if (flags[k]) {
-        body_t.insert(l->state[k]);
-        continue;
-      }
+      if (flags[k]) continue;
       p.state.push_back(l->state[k]);
       p.init.push_back(l->init[k]);
       ps.results.push_back(st.results[k]);
     }
-    p.body = primal_part(f, l->body, body_t);
+    p.body = primal_part(f, l->body, t);
     p.body.results.clear();
     for (size_t k = 0; k < l->state.size(); ++k) {
       if (!flags[k]) p.body.results.push_back(l->body.results[k]);
@@ -58,7 +55,7 @@ ir::Block primal_part(const ir::Function& f, const ir::Block& block, VarSet t) {
         if (!flags[k]) ps.results.push_back(st.results[n + 1 + k]);
       }
     }
-    propagate_stmt(f, st, t);
+    mark_loop_results(st, flags, t);
     if (p.state.empty()) continue;
     ps.op = std::move(p);
     out.stmts.push_back(std::move(ps));
@@ -76,7 +73,7 @@ Type stack_type(const Type& t, const std::string& count_size) {
 }  // namespace
 
 std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
-                                 const std::vector<bool>& tangent_state, const VarSet& tangent,
+                                 const std::vector<bool>& tangent_state, VarSet& tangent,
                                  const UnzipPolicy& policy) {
   const auto& op = *s.as<ir::LoopOp>();
   ir::Function& f = b.function();
@@ -84,7 +81,7 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
   for (size_t k = 0; k < op.state.size(); ++k) (tangent_state[k] ? lin : primal).push_back(k);
 
   // The primal loop: the body without its tangent statements, saving its states.
-  VarSet body_tangent = tangent;
+  VarSet& body_tangent = tangent;
   for (size_t k : lin) body_tangent.insert(op.state[k]);
   // Costly values the linear part reads are saved as extra states of the primal loop, which
   // binds them at the end of each iteration: the value of iteration k is on the stack at k + 1,

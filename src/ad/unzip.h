@@ -48,11 +48,11 @@ ir::Block checkpoint_loops(ir::Builder& b, ir::Block block, const VarSet& tangen
 // emits the saving primal loop at the builder's position (binding the primal results of `s`)
 // and returns the linear statements (binding the tangent results of `s`), not yet emitted:
 // the linear loop, then, when `s` itself saves its states, copies of its tangent stacks.
-// `tangent` holds the tangent variables in scope. Under policy.save_costly_values the primal
-// loop also stacks the body's costly values the linear loop reads (ad/residuals.h), as extra
-// states, and the linear loop reads them from there.
+// `tangent` holds the tangent variables in scope; it grows by those of the loop's body. Under
+// policy.save_costly_values the primal loop also stacks the body's costly values the linear loop
+// reads (ad/residuals.h), as extra states, and the linear loop reads them from there.
 std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
-                                 const std::vector<bool>& tangent_state, const VarSet& tangent,
+                                 const std::vector<bool>& tangent_state, VarSet& tangent,
                                  const UnzipPolicy& policy);
 
 }  // namespace cot::ad

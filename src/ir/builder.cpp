@@ -207,18 +207,7 @@ std::vector<VarId> Builder::loop_while(std::vector<Atom> init, const LoopCondFn&
 }
 
 std::string Builder::fresh_size_name(const std::string& hint) const {
-  auto taken = [&](const std::string& n) {
-    for (const auto& sv : f_.size_vars) {
-      if (sv.name == n) return true;
-    }
-    for (const auto& v : f_.vars) {
-      if (v.name == n) return true;
-    }
-    return false;
-  };
-  std::string name = hint;
-  for (int k = 2; taken(name); ++k) name = hint + "_" + std::to_string(k);
-  return name;
+  return ir::fresh_size_name(f_, hint);
 }
 
 Builder::SavingLoop Builder::emit_saving(LoopOp op, const std::vector<std::string>& state_names,

@@ -1,6 +1,7 @@
 #include "ir/ir.h"
 
 #include <cstring>
+#include <unordered_set>
 
 namespace cot::ir {
 
@@ -37,6 +38,21 @@ Function* Program::find(const std::string& name) {
 Type atom_type(const Function& f, const Atom& a) {
   if (a.is_var) return f.type_of(a.var);
   return Type::scalar(a.lit.type);
+}
+
+std::string fresh_size_name(const Function& f, const std::string& hint) {
+  // One pass collects the names that could collide: a derivative of nested loops asks for
+  // thousands of names with the same hint, and a scan of every name per candidate made that
+  // quadratic in the number of loops.
+  std::unordered_set<std::string> taken;
+  auto note = [&](const std::string& n) {
+    if (n.compare(0, hint.size(), hint) == 0) taken.insert(n);
+  };
+  for (const auto& sv : f.size_vars) note(sv.name);
+  for (const auto& v : f.vars) note(v.name);
+  std::string name = hint;
+  for (int k = 2; taken.count(name) != 0; ++k) name = hint + "_" + std::to_string(k);
+  return name;
 }
 
 }  // namespace cot::ir

@@ -220,4 +220,8 @@ struct Program {
 // The type of an atom in the given function.
 Type atom_type(const Function& f, const Atom& a);
 
+// A size-variable name for `f` that no size variable and no variable of `f` has: `hint`, else
+// hint_2, hint_3, ... (the first free one).
+std::string fresh_size_name(const Function& f, const std::string& hint);
+
 }  // namespace cot::ir

@@ -53,11 +53,13 @@ void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use) {
       op);
 }
 
+void for_each_use(const Stmt& s, const std::function<void(VarId)>& use) {
+  for_each_direct_use(s.op, use);
+  for_each_region(s, [&](const Block& b) { for_each_use(b, use); });
+}
+
 void for_each_use(const Block& block, const std::function<void(VarId)>& use) {
-  for (const auto& s : block.stmts) {
-    for_each_direct_use(s.op, use);
-    for_each_region(s, [&](const Block& b) { for_each_use(b, use); });
-  }
+  for (const auto& s : block.stmts) for_each_use(s, use);
   for (const auto& a : block.results) atom_use(a, use);
 }
 

@@ -14,6 +14,8 @@ namespace cot::ir {
 void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use);
 // Calls `use` for every variable read anywhere in `block`, nested regions included.
 void for_each_use(const Block& block, const std::function<void(VarId)>& use);
+// Calls `use` for every variable read by `s`, nested regions included.
+void for_each_use(const Stmt& s, const std::function<void(VarId)>& use);
 // Calls `callee` with the name of every function called anywhere in `block`.
 void for_each_call(const Block& block, const std::function<void(const std::string&)>& callee);
 // Use counts per variable of `f` (indexed by VarId).
