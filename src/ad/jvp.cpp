@@ -146,10 +146,10 @@ void Jvp::prim(const ir::Stmt& s, const ir::PrimOp& op, TangentMap& tan) {
   if (op.prim == Prim::Select) {
     Tangent ta = of(op.args[1], tan), tb = of(op.args[2], tan);
     if (ta.is_zero() && tb.is_zero()) return;
-    ir::Atom za = ir::Atom::real(0.0, rt.elem);
-    tan[r] = Tangent::value(ir::Atom::of(
-        b_.prim(Prim::Select,
-                {op.args[0], ta.is_zero() ? za : ta.atom, tb.is_zero() ? za : tb.atom}, s.span)));
+    // As for an if: the side that does not depend on the input has a strong zero tangent.
+    auto side = [&](const Tangent& t) { return t.is_zero() ? strong_zeros(b_, rt) : t.atom; };
+    tan[r] = Tangent::value(
+        ir::Atom::of(b_.prim(Prim::Select, {op.args[0], side(ta), side(tb)}, s.span)));
     return;
   }
   std::vector<ir::Atom> terms;
@@ -277,14 +277,15 @@ void Jvp::reduce_extremum(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap&
 }
 
 std::vector<ir::Atom> Jvp::region_tangents(ir::Block body, TangentMap& tan,
-                                           const std::vector<ir::VarId>& results, bool* any) {
+                                           const std::vector<ir::VarId>& results, bool* any,
+                                           bool strong) {
   std::vector<Tangent> ts = run(std::move(body), tan);
   std::vector<ir::Atom> out;
   for (size_t k = 0; k < results.size(); ++k) {
     const Type t = b_.function().type_of(results[k]);
     if (!has_tangent(t)) continue;
     if (!ts[k].is_zero()) *any = true;
-    out.push_back(materialize(b_, ts[k], t));
+    out.push_back(materialize(b_, ts[k], t, strong));
   }
   return out;
 }
@@ -312,8 +313,13 @@ void Jvp::if_(const ir::Stmt& s, const ir::IfOp& op, TangentMap& tan) {
   ir::Block tcopy = fresh(op.then_branch, {}, {});
   ir::Block ecopy = fresh(op.else_branch, {}, {});
   bool any = false;
-  ir::Block tb = b_.region([&] { return region_tangents(std::move(tcopy), tan, s.results, &any); });
-  ir::Block eb = b_.region([&] { return region_tangents(std::move(ecopy), tan, s.results, &any); });
+  // A branch whose results do not depend on the input has exactly zero tangents: strong zeros
+  // (language.md §5.6), as the jacobian's basis gives, so that a partial that is infinite at
+  // the point (norm2 at 0) times this branch's tangent is 0, not NaN.
+  ir::Block tb = b_.region(
+      [&] { return region_tangents(std::move(tcopy), tan, s.results, &any, /*strong=*/true); });
+  ir::Block eb = b_.region(
+      [&] { return region_tangents(std::move(ecopy), tan, s.results, &any, /*strong=*/true); });
   if (!any) return;
   std::vector<Type> types;
   std::vector<ir::VarId> with;

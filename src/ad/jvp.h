@@ -50,9 +50,12 @@ class Jvp {
   void if_(const ir::Stmt& s, const ir::IfOp& op, TangentMap& tan);
   void accum(const ir::Stmt& s, const ir::AccumOp& op, TangentMap& tan);
   void loop(const ir::Stmt& s, const ir::LoopOp& op, TangentMap& tan);
-  // Materialized tangents of a region's results (for region ops with several results).
+  // Materialized tangents of a region's results (for region ops with several results); a
+  // symbolic zero becomes strong zeros when `strong` (a branch of an if that does not depend on
+  // the input: its tangent is exactly zero, so a non-finite partial later does not make NaN).
   std::vector<ir::Atom> region_tangents(ir::Block body, TangentMap& tan,
-                                        const std::vector<ir::VarId>& results, bool* any);
+                                        const std::vector<ir::VarId>& results, bool* any,
+                                        bool strong = false);
 
   ir::Builder& b_;
   RuleBook& rules_;

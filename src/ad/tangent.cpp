@@ -57,10 +57,25 @@ ir::Atom zeros(ir::Builder& b, Type t) {
   return ir::Atom::of(gen_over(b, t.shape, "i", [&](const auto&) { return scalar_zero(t.elem); }));
 }
 
-ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t) {
+ir::Atom strong_zeros(ir::Builder& b, Type t) {
+  if (t.is_tuple) {
+    std::vector<ir::Atom> elems;
+    for (const auto& e : t.elems) elems.push_back(strong_zeros(b, e));
+    return ir::Atom::of(b.tuple(std::move(elems)));
+  }
+  if (!is_real(t.elem)) return zeros(b, t);
+  auto scalar = [&] {
+    return ir::Atom::of(
+        b.guard(Pred::falsity(), [&] { return std::vector<ir::Atom>{scalar_zero(t.elem)}; })[0]);
+  };
+  if (t.shape.empty()) return scalar();
+  return ir::Atom::of(gen_over(b, t.shape, "i", [&](const auto&) { return scalar(); }));
+}
+
+ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t, bool strong) {
   switch (tan.kind) {
     case Tangent::Kind::Zero:
-      return zeros(b, t);
+      return strong ? strong_zeros(b, t) : zeros(b, t);
     case Tangent::Kind::Value:
       return tan.atom;
     case Tangent::Kind::Tuple: {
@@ -69,7 +84,7 @@ ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t) {
       }
       std::vector<ir::Atom> elems;
       for (size_t k = 0; k < t.elems.size(); ++k) {
-        elems.push_back(materialize(b, tan.elems[k], t.elems[k]));
+        elems.push_back(materialize(b, tan.elems[k], t.elems[k], strong));
       }
       return ir::Atom::of(b.tuple(std::move(elems)));
     }

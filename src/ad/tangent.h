@@ -31,8 +31,12 @@ using TangentMap = std::unordered_map<ir::VarId, Tangent>;
 // Types are taken by value: they often come from the function's variable table, which
 // building new statements may reallocate.
 ir::Atom zeros(ir::Builder& b, Type t);
-// The tangent as a value of type t, the primal type (zeros where it is symbolically zero).
-ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t);
+// Strong zeros of type t (language.md §5.6): real leaves computed under a false guard, so that
+// 0 times an infinite or NaN partial stays 0. Other leaves are ordinary zeros.
+ir::Atom strong_zeros(ir::Builder& b, Type t);
+// The tangent as a value of type t, the primal type (zeros where it is symbolically zero;
+// strong zeros when `strong`).
+ir::Atom materialize(ir::Builder& b, const Tangent& tan, Type t, bool strong = false);
 // `for i1, ..., ik. body(i1..ik)` over a shape (index variables named after `hint`).
 ir::VarId gen_over(ir::Builder& b, const std::vector<SizeExpr>& shape, const std::string& hint,
                    const std::function<ir::Atom(const std::vector<ir::VarId>&)>& body);

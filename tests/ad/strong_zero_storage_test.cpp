@@ -232,6 +232,51 @@ TEST(StrongZeroStorage, EveryLevelNatively) {
   }
 }
 
+// A branch that does not depend on the input has a strong zero tangent (the AD campaign's seeds
+// 25022509 and 25050867): with x <= 0 everywhere the else branch makes v the zero vector, where
+// norm2's partial is 0/0, and jvp gave NaN where jacobian, with its strong-zero basis, gave 0.
+// g is |a| times the norm of x's positive part, so its derivative in a is that norm (a > 0).
+const char* kBranch = R"(
+def g(x: f64[n], a: f64) -> f64 { norm2(for i. if x[i] > 0.0 then a * x[i] else x[i] - x[i]) }
+def dg(x: f64[n], a: f64) -> (f64, f64) { jvp(g, a)(x, a, 1.0) }
+def Jg(x: f64[n], a: f64) -> f64 { jacobian(g, a)(x, a) }
+def Gg(x: f64[n], a: f64) -> f64 { grad(g, a)(x, a) }
+)";
+
+TEST(StrongZeroStorage, BranchWithoutTheInputHasAStrongZeroTangent) {
+  const Value A = Value::f64(0.5);
+  for (const auto& [x, want] :
+       {std::pair<std::vector<double>, double>{{-1.0, -2.0}, 0.0}, {{3.0, -1.0, 4.0}, 5.0}}) {
+    const Value X = f64_vector(x);
+    for (int level : {0, 1, 2}) {
+      LoadOptions options;
+      options.opt_level = level;
+      auto m = Module::from_string(kBranch, "branch.cot", options);
+      ASSERT_TRUE(m.ok()) << m.message();
+      const std::string where = "x[0] = " + std::to_string(x[0]) + " at -O" + std::to_string(level);
+      auto fs = m.value().compile({{"dg", std::nullopt, {}, {X, A}},
+                                   {"Jg", std::nullopt, {}, {X, A}},
+                                   {"Gg", std::nullopt, {}, {X, A}}},
+                                  CompileOptions{1, 0, {}});
+      ASSERT_TRUE(fs.ok()) << where << ": " << fs.message();
+      for (const char* fn : {"dg", "Jg", "Gg"}) {
+        auto r = m.value().evaluate(fn, {X, A});
+        ASSERT_TRUE(r.ok()) << where << " " << fn << ": " << r.message();
+        const Value& got = r.value().is_scalar() ? r.value() : r.value().elems()[1];
+        EXPECT_LE(rho(got.as_f64(), want), kExactTol)
+            << where << " " << fn << " (interpreter): " << got.as_f64() << " vs " << want;
+      }
+      for (size_t k = 0; k < 3; ++k) {
+        auto r = fs.value()[k].call({X, A});
+        ASSERT_TRUE(r.ok()) << where << ": " << r.message();
+        const Value& got = r.value().is_scalar() ? r.value() : r.value().elems()[1];
+        EXPECT_LE(rho(got.as_f64(), want), kExactTol)
+            << where << " native function " << k << ": " << got.as_f64() << " vs " << want;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent
