@@ -394,8 +394,14 @@ class Lowerer {
       return r;
     };
     const size_t r = std::min(index_rank, dims.size());
-    if (rule != interp::SizeRule::Tensor) bad = or_(bad, overflows(r, dims.size(), false));
-    if (rule == interp::SizeRule::Accum) bad = or_(bad, overflows(0, r, false));
+    // A generator's element shape follows its first index (interp::SizeRule::Generator).
+    if (rule == interp::SizeRule::Generator) {
+      bad = or_(bad, overflows(std::min<size_t>(1, r), dims.size(), false));
+    }
+    if (rule == interp::SizeRule::Accum) {
+      bad = or_(bad, overflows(r, dims.size(), false));
+      bad = or_(bad, overflows(0, r, false));
+    }
     bad = or_(bad, overflows(0, dims.size(), true));
     fail_unless(not_(declare(bad, "bad_size")), site(std::move(s)), std::move(reported));
   }

@@ -19,8 +19,11 @@ std::optional<std::string> size_error(SizeRule rule, std::span<const int64_t> sh
                                       size_t index_rank, int64_t limit) {
   const size_t r = std::min(index_rank, shape.size());
   const auto inner = element_count(shape.subspan(r));
-  if (rule == SizeRule::Generator && !inner) {
-    return "the element shape " + shape_of(shape.subspan(r)) + " of a generator is too large";
+  if (rule == SizeRule::Generator) {
+    const size_t outer = std::min<size_t>(1, r);
+    if (!element_count(shape.subspan(outer))) {
+      return "the element shape " + shape_of(shape.subspan(outer)) + " of a generator is too large";
+    }
   }
   if (rule == SizeRule::Accum && (!inner || !element_count(shape.first(r)))) {
     return "cannot allocate a tensor of shape " + shape_of(shape);

@@ -15,9 +15,12 @@ namespace cot::interp {
 
 // What builds the tensor, which decides the checks before the element count's.
 enum class SizeRule : uint8_t {
-  Tensor,     // any tensor: no dimension negative, the count fits in int64, at most `limit`
-  Generator,  // a generator's: first its element shape (after `index_rank` dims) must have a count
-  Accum,      // an accum's: first its cells (the first `index_rank` dims) and element shape
+  Tensor,  // any tensor: no dimension negative, the count fits in int64, at most `limit`
+  // A generator's: first its element shape must have a count. `for i, j. e` is `for i. for j.
+  // e`, so the element shape is what follows the first index (the outer generator's), whatever
+  // the rank: fusing nested generators into one changes neither the check nor its words.
+  Generator,
+  Accum,  // an accum's: first its cells (the first `index_rank` dims) and element shape
 };
 
 // Why a tensor of `shape` cannot be built when a tensor holds at most `limit` elements, or

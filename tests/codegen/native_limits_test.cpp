@@ -198,6 +198,17 @@ ir::Program overflow_program() {
     return var(b.gen(
         {{g, sv("m")}}, [&] { return var(fourfold(b, x, {}, 3)); }, span(2)));
   }));
+  // def fused(x: f64[n], y: f64[m]) -> f64[m, n, n, n, n] { for g: m, i, j, k, l. x[i] }: what
+  // fusion makes of `none`, with its error (its element shape follows g). It gave [] before.
+  fs.push_back(make_function("fused", [&](Builder& b) {
+    VarId x = b.param("x", f64t({sv("n")}));
+    b.param("y", f64t({sv("m")}));
+    VarId g = b.index_var("g");
+    VarId i = b.index_var("i"), j = b.index_var("j"), k = b.index_var("k"), l = b.index_var("l");
+    return var(b.gen(
+        {{g, sv("m")}, {i, sv("n")}, {j, sv("n")}, {k, sv("n")}, {l, sv("n")}},
+        [&] { return var(b.index(var(x), {at(i)})); }, span(2)));
+  }));
   return program_of(std::move(fs));
 }
 
@@ -205,11 +216,14 @@ TEST(NativeLimits, element_counts_that_overflow_fail_where_the_interpreter_fails
   const ir::Program p = overflow_program();
   const Value x = Value::zeros(DType::F64, {65537});
   const Value y0 = Value::zeros(DType::F64, {0});
-  expect_agreement(p, {{"big", {x}}, {"big0", {x, y0}}, {"none", {x, y0}}}, int64_t{1} << 28);
+  expect_agreement(p, {{"big", {x}}, {"big0", {x, y0}}, {"none", {x, y0}}, {"fused", {x, y0}}},
+                   int64_t{1} << 28);
   EXPECT_EQ(run(p, "big0", {x, y0}).error().message,
             "cannot allocate a tensor of shape [65537, 65537, 65537, 65537, 0]: its element count "
             "overflows");
   EXPECT_EQ(run(p, "none", {x, y0}).error().message,
+            "the element shape [65537, 65537, 65537, 65537] of a generator is too large");
+  EXPECT_EQ(run(p, "fused", {x, y0}).error().message,
             "the element shape [65537, 65537, 65537, 65537] of a generator is too large");
 }
 
