@@ -17,8 +17,10 @@ compared:
   (docs/language.md §9): values within ρ ≤ 1e-12 (docs/design.md §8.3); optimization never
   introduces an error but may remove one that only dead or masked work raises, so an error at
   --opt 0 may become a value or a later error there (counted apart as "error removed");
-- anything else (an error only where the reference succeeds, a crash, a timeout, different
-  messages or exit codes) is a disagreement, saved with its program, input and the two commands
+- a timeout is a disagreement where the other configuration answered within a tenth of the
+  timeout (a hang); where both are slow it is counted apart ("slow"), as nothing can be compared;
+- anything else (an error only where the reference succeeds, a crash, different messages or exit
+  codes) is a disagreement, saved with its program, input and the two commands
   under RESULTS/differential-findings/.
 
 Passes over all programs repeat, with new random inputs, until SECONDS are spent. Native code is
@@ -56,12 +58,14 @@ def command(cot, mode, program, fn, input_path, opt, backend):
 
 
 def run(cmd, env):
+    """(exit code or "timeout", stdout, stderr, seconds)."""
+    start = time.time()
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace",
                            timeout=RUN_TIMEOUT_S)
-        return p.returncode, p.stdout, p.stderr
+        return p.returncode, p.stdout, p.stderr, time.time() - start
     except subprocess.TimeoutExpired:
-        return "timeout", "", f"no answer in {RUN_TIMEOUT_S} s"
+        return "timeout", "", f"no answer in {RUN_TIMEOUT_S} s", time.time() - start
 
 
 def outcome_kind(rc):
@@ -75,10 +79,18 @@ def outcome_kind(rc):
 
 
 def agree(ref, got, across_levels):
-    """("exact" | "close" | "same-error" | "error-removed" | "differ", detail). Across levels,
-    an error of the reference may be gone (docs/language.md §9)."""
-    (rc_a, out_a, err_a), (rc_b, out_b, err_b) = ref, got
+    """("exact" | "close" | "same-error" | "error-removed" | "slow" | "differ", detail). Across
+    levels, an error of the reference may be gone (docs/language.md §9). A timeout is a finding
+    (a hang) only where the other configuration answered in a tenth of the timeout; otherwise
+    both are slow on this input (an interpreter at --opt 0 on a large random input) and nothing
+    can be compared: "slow", counted apart."""
+    (rc_a, out_a, err_a, t_a), (rc_b, out_b, err_b, t_b) = ref, got
     ka, kb = outcome_kind(rc_a), outcome_kind(rc_b)
+    if "timeout" in (ka, kb):
+        other = t_b if ka == "timeout" else t_a
+        if ka == kb or other > RUN_TIMEOUT_S / 10:
+            return "slow", ""
+        return "differ", f"exit {rc_a} vs exit {rc_b} (the other answered in {other:.1f} s)"
     if ka == "ok" and kb == "ok":
         return compare_results.compare_outputs(out_a, out_b, TOLERANCE)
     if ka == "error" and kb == "error" and rc_a == rc_b and err_a == err_b:
@@ -202,7 +214,7 @@ def main():
     tally = Tally()
     programs = test_programs.collect(root, os.path.join(work, "embedded"))
     def check(p):
-        rc, _, err = run([args.cot, "check", p.path], env)
+        rc, _, err, _ = run([args.cot, "check", p.path], env)
         kind = outcome_kind(rc)
         tally.add(f"programs check {kind}")
         if kind in ("crash", "timeout"):
@@ -269,6 +281,7 @@ def main():
          f"{t.get('comparisons exact')} bit-identical, {t.get('comparisons close')} within "
          f"rho <= {TOLERANCE:g}, {t.get('comparisons same-error')} same error, "
          f"{t.get('comparisons error-removed')} error of --opt 0 removed by the optimizer, "
+         f"{t.get('comparisons slow')} slow (a timeout beside another slow run), "
          f"{t.get('comparisons differ')} differ (five per case: native vs interp at each "
          f"level, interp at --opt 1 and 2 vs --opt 0)"),
         ("cases_agreeing", t.get("cases agreeing")),
