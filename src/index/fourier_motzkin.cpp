@@ -1,5 +1,6 @@
 #include "index/fourier_motzkin.h"
 
+#include <algorithm>
 #include <map>
 
 #include "index/int_matrix.h"
@@ -146,12 +147,41 @@ bool feasible(const std::vector<Affine>& constraints) {
   }
 }
 
+std::vector<Affine> connected_to(const std::vector<Affine>& constraints,
+                                 const std::vector<Affine>& seeds) {
+  std::vector<int32_t> vars;
+  for (const auto& c : seeds) {
+    for (const auto& [v, k] : c.terms()) vars.push_back(v);
+  }
+  auto mentions = [&](const Affine& a) {
+    for (const auto& [v, k] : a.terms()) {
+      if (std::find(vars.begin(), vars.end(), v) != vars.end()) return true;
+    }
+    return false;
+  };
+  std::vector<bool> taken(constraints.size(), false);
+  std::vector<Affine> out;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < constraints.size(); ++i) {
+      if (taken[i] || !mentions(constraints[i])) continue;
+      taken[i] = true;
+      grew = true;
+      out.push_back(constraints[i]);
+      for (const auto& [v, k] : constraints[i].terms()) {
+        if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
+      }
+    }
+  }
+  return out;
+}
+
 bool implies(const std::vector<Affine>& constraints, const Affine& c) {
   auto neg = Affine::scale(c, -1);
   if (!neg) return false;
   auto negation = Affine::sub(*neg, Affine::constant(1));
   if (!negation) return false;
-  std::vector<Affine> cs = constraints;
+  std::vector<Affine> cs = connected_to(constraints, {c});
   cs.push_back(*negation);
   return !feasible(cs);
 }

@@ -41,8 +41,17 @@ std::optional<VarBounds> bounds_of(const std::vector<Affine>& constraints, int32
 // false only when the constraints provably have no integer solution.
 bool feasible(const std::vector<Affine>& constraints);
 
+// The constraints connected to `seeds` through shared variables, transitively. A question
+// about the seeds needs no other constraint: the rest constrain other variables, and a system
+// whose parts share no variable is infeasible only where a part is (facts infeasible on their
+// own are dead code's, and dropping them only loses that proof). The facts of a deeply nested
+// statement mention every enclosing index; eliminating all of them for every question made the
+// optimization of a large Hessian take hours (docs/design.md §8.1).
+std::vector<Affine> connected_to(const std::vector<Affine>& constraints,
+                                 const std::vector<Affine>& seeds);
+
 // true only when every integer solution of `constraints` satisfies `c >= 0` (shown by the
-// infeasibility of constraints ∧ -c - 1 >= 0).
+// infeasibility of the constraints connected to c ∧ -c - 1 >= 0).
 bool implies(const std::vector<Affine>& constraints, const Affine& c);
 
 }  // namespace cot::fm

@@ -92,8 +92,11 @@ Pred tighten_pred(const Pred& p, const Facts& facts) {
     }
     ks.push_back(std::move(k));
   }
-  Facts all = facts;
-  for (const auto& k : ks) push_affine(k, all);
+  // Whether the predicate can hold where the facts do: only the facts connected to it matter.
+  Facts mine;
+  for (const auto& k : ks) push_affine(k, mine);
+  Facts all = fm::connected_to(facts, mine);
+  all.insert(all.end(), mine.begin(), mine.end());
   if (!fm::feasible(all)) return Pred::falsity();
   std::vector<bool> alive(ks.size(), true);
   for (size_t k = 0; k < ks.size(); ++k) {
@@ -351,12 +354,16 @@ bool pred_implies(const Facts& facts, const Pred& p, const Pred& q) {
   std::vector<Pred> kp, kq;
   flatten_conj(p, kp);
   flatten_conj(q, kq);
-  Facts all = facts;
+  Facts mine;
   for (const auto& k : kp) {
     if (k.kind == Pred::Kind::False) return true;
-    push_affine(k, all);
+    push_affine(k, mine);
   }
+  Facts all = fm::connected_to(facts, mine);
+  all.insert(all.end(), mine.begin(), mine.end());
   if (!fm::feasible(all)) return true;  // p never holds here
+  all = facts;  // the implications below ask about q's conjuncts, with every fact
+  all.insert(all.end(), mine.begin(), mine.end());
   for (const auto& c : kq) {
     if (c.kind == Pred::Kind::True) continue;
     bool ok = false;

@@ -152,6 +152,38 @@ TEST(FourierMotzkin, RandomSystemsAgreeWithEnumeration) {
   EXPECT_GT(proved_implied, 100);
 }
 
+// A question about x needs only the constraints connected to x: x <= y <= n chain together,
+// z's bounds do not. implies() answers from that part alone, so facts about many unrelated
+// index variables (a deeply nested statement's) cost nothing; an unrelated contradiction
+// (facts of dead code) no longer proves everything, which is only a lost proof.
+TEST(FourierMotzkin, QuestionsUseOnlyConnectedConstraints) {
+  const std::vector<Affine> facts = {Lin({-1, 1}, 0),        // y - x >= 0
+                                     Lin({0, -1, 0, 1}, 0),  // n - y >= 0
+                                     Lin({0, 0, 1}, 0),      // z >= 0
+                                     Lin({0, 0, -1}, 5)};    // 5 - z >= 0
+  const auto part = connected_to(facts, {Lin({1}, 0)});
+  ASSERT_EQ(part.size(), 2u);
+  EXPECT_EQ(part[0], facts[0]);
+  EXPECT_EQ(part[1], facts[1]);
+  EXPECT_TRUE(connected_to(facts, {Affine::constant(1)}).empty());
+  // n - x >= 0 follows from the chain.
+  EXPECT_TRUE(implies(facts, Lin({-1, 0, 0, 1}, 0)));
+  EXPECT_FALSE(implies(facts, Lin({1, 0, 0, -1}, -1)));  // x - n - 1 >= 0 does not
+  // With z contradictory (z >= 6 and z <= 5) the facts are dead code's; nothing about x follows.
+  std::vector<Affine> dead = facts;
+  dead.push_back(Lin({0, 0, 1}, -6));
+  EXPECT_FALSE(implies(dead, Lin({1, 0, 0, -1}, -1)));
+  // Sixty unrelated chains beside the question: the part has two constraints, and the answer
+  // is the same.
+  std::vector<Affine> many = facts;
+  for (int32_t v = 10; v < 130; v += 2) {
+    many.push_back(*Affine::sub(Affine::var(v + 1), Affine::var(v)));
+    many.push_back(*Affine::sub(Affine::var(v), Affine::var(v + 3)));
+  }
+  EXPECT_EQ(connected_to(many, {Lin({1}, 0)}).size(), 2u);
+  EXPECT_TRUE(implies(many, Lin({-1, 0, 0, 1}, 0)));
+}
+
 TEST(FourierMotzkin, RationalProjectionIsExactInOneDimension) {
   // With one variable eliminated from a system in two variables, the rest decides exactly
   // whether a rational x exists; check with the integer y values whose x range is nonempty
