@@ -3,6 +3,7 @@
 // would print (location, source line with a caret, help).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <variant>
@@ -19,7 +20,11 @@ struct Error {
   std::string rendered;
 };
 
-// Renders errors one after the other.
+// How many errors to_string renders; past them it says how many more there are (the vector
+// itself keeps every error).
+inline constexpr size_t kErrorsShown = 20;
+
+// Renders errors one after the other, the first kErrorsShown of them.
 std::string to_string(const std::vector<Error>& errors);
 
 // A value or the errors that prevented it.

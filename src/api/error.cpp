@@ -25,7 +25,17 @@ std::string format(const Error& e) {
 
 std::string to_string(const std::vector<Error>& errors) {
   std::string out;
+  size_t shown = 0;
   for (const Error& e : errors) {
+    if (shown == kErrorsShown) {
+      // As clang's -ferror-limit: a file with thousands of errors (a generated one, or the
+      // wrong file) gives a screenful, and the count says how many more there are.
+      const size_t rest = errors.size() - shown;
+      out += std::to_string(rest) + " more error" + (rest == 1 ? "" : "s") + " not shown (" +
+             std::to_string(errors.size()) + " in all)\n";
+      break;
+    }
+    ++shown;
     if (e.rendered.empty()) {
       out += format(e);
     } else {

@@ -90,6 +90,26 @@ TEST(BrokenFunction, AModuleWithoutFailuresHasNone) {
   EXPECT_TRUE(m.value().broken_functions().empty());
 }
 
+// A file with many errors: the structured errors keep all of them, the message (what the CLI
+// prints) the first kErrorsShown and a count of the rest.
+TEST(BrokenFunction, AFileWithManyErrorsShowsTheFirstTwenty) {
+  std::string src;
+  for (int i = 0; i < 30; ++i) {
+    src += "def g" + std::to_string(i) + "(x: f64) -> f64 { yy" + std::to_string(i) + " }\n";
+  }
+  auto m = Module::from_string(src, "many.cot");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors().size(), 30u);
+  const std::string text = m.message();
+  EXPECT_NE(text.find("many.cot:20:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("many.cot:21:"), std::string::npos) << text;
+  EXPECT_NE(text.find("10 more errors not shown (30 in all)\n"), std::string::npos) << text;
+  std::vector<Error> one(m.errors().begin(), m.errors().begin() + 21);
+  EXPECT_NE(to_string(one).find("1 more error not shown (21 in all)"), std::string::npos);
+  one.resize(20);
+  EXPECT_EQ(to_string(one).find("not shown"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace COTANGENT_TEST_UNIT
 }  // namespace cotangent
