@@ -21,7 +21,7 @@ struct Error {
 };
 
 // How many errors to_string renders; past them it says how many more there are (the vector
-// itself keeps every error).
+// itself keeps every error). One more than this is rendered rather than counted.
 inline constexpr size_t kErrorsShown = 20;
 
 // Renders errors one after the other, the first kErrorsShown of them.

@@ -27,9 +27,10 @@ std::string to_string(const std::vector<Error>& errors) {
   std::string out;
   size_t shown = 0;
   for (const Error& e : errors) {
-    if (shown == kErrorsShown) {
+    if (shown == kErrorsShown && errors.size() > kErrorsShown + 1) {
       // As clang's -ferror-limit: a file with thousands of errors (a generated one, or the
-      // wrong file) gives a screenful, and the count says how many more there are.
+      // wrong file) gives a screenful, and the count says how many more there are. One error
+      // more is shown rather than counted (the JSON reader's own count comes 21st).
       const size_t rest = errors.size() - shown;
       out += std::to_string(rest) + " more error" + (rest == 1 ? "" : "s") + " not shown (" +
              std::to_string(errors.size()) + " in all)\n";
