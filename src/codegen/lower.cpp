@@ -394,9 +394,11 @@ class Lowerer {
       return r;
     };
     const size_t r = std::min(index_rank, dims.size());
-    // A generator's element shape follows its first index (interp::SizeRule::Generator).
+    // Each level's element shape of a generator (interp::SizeRule::Generator).
     if (rule == interp::SizeRule::Generator) {
-      bad = or_(bad, overflows(std::min<size_t>(1, r), dims.size(), false));
+      for (size_t k = std::min<size_t>(1, r); k <= r; ++k) {
+        bad = or_(bad, overflows(k, dims.size(), false));
+      }
     }
     if (rule == interp::SizeRule::Accum) {
       bad = or_(bad, overflows(r, dims.size(), false));

@@ -20,9 +20,13 @@ std::optional<std::string> size_error(SizeRule rule, std::span<const int64_t> sh
   const size_t r = std::min(index_rank, shape.size());
   const auto inner = element_count(shape.subspan(r));
   if (rule == SizeRule::Generator) {
-    const size_t outer = std::min<size_t>(1, r);
-    if (!element_count(shape.subspan(outer))) {
-      return "the element shape " + shape_of(shape.subspan(outer)) + " of a generator is too large";
+    // Each level of `for i1. for i2. ... e` has an element shape: what follows its index. A
+    // product with a 0 before the overflow does not overflow, so every level is checked, the
+    // outermost first (as nested generators check them).
+    for (size_t k = std::min<size_t>(1, r); k <= r; ++k) {
+      if (!element_count(shape.subspan(k))) {
+        return "the element shape " + shape_of(shape.subspan(k)) + " of a generator is too large";
+      }
     }
   }
   if (rule == SizeRule::Accum && (!inner || !element_count(shape.first(r)))) {

@@ -16,9 +16,11 @@ namespace cot::interp {
 // What builds the tensor, which decides the checks before the element count's.
 enum class SizeRule : uint8_t {
   Tensor,  // any tensor: no dimension negative, the count fits in int64, at most `limit`
-  // A generator's: first its element shape must have a count. `for i, j. e` is `for i. for j.
-  // e`, so the element shape is what follows the first index (the outer generator's), whatever
-  // the rank: fusing nested generators into one changes neither the check nor its words.
+  // A generator's: first each level's element shape must have a count. `for i, j. e` is `for
+  // i. for j. e`, so the element shapes are what follows the first index (the outer
+  // generator's) and what follows each later one: fusing nested generators into one keeps the
+  // check and its words. Not quite where an outer extent is 0: the nested inner generator then
+  // never runs and never checks, while the fused one does (docs/design.md §9).
   Generator,
   Accum,  // an accum's: first its cells (the first `index_rank` dims) and element shape
 };

@@ -209,6 +209,19 @@ ir::Program overflow_program() {
         {{g, sv("m")}, {i, sv("n")}, {j, sv("n")}, {k, sv("n")}, {l, sv("n")}},
         [&] { return var(b.index(var(x), {at(i)})); }, span(2)));
   }));
+  // def fused_inner(x: f64[n], y: f64[m]) -> f64[n, m, n, n, n, n] { for i, g: m, a, b, c, d.
+  // x[a] }: the inner level's element shape overflows behind the 0 of m (nested, the inner
+  // generator fails on it n times over).
+  fs.push_back(make_function("fused_inner", [&](Builder& b) {
+    VarId x = b.param("x", f64t({sv("n")}));
+    b.param("y", f64t({sv("m")}));
+    VarId g = b.index_var("g");
+    VarId i = b.index_var("i"), j = b.index_var("j"), k = b.index_var("k"), l = b.index_var("l");
+    VarId o = b.index_var("o");
+    return var(b.gen(
+        {{o, sv("n")}, {g, sv("m")}, {i, sv("n")}, {j, sv("n")}, {k, sv("n")}, {l, sv("n")}},
+        [&] { return var(b.index(var(x), {at(i)})); }, span(2)));
+  }));
   return program_of(std::move(fs));
 }
 
@@ -216,7 +229,12 @@ TEST(NativeLimits, element_counts_that_overflow_fail_where_the_interpreter_fails
   const ir::Program p = overflow_program();
   const Value x = Value::zeros(DType::F64, {65537});
   const Value y0 = Value::zeros(DType::F64, {0});
-  expect_agreement(p, {{"big", {x}}, {"big0", {x, y0}}, {"none", {x, y0}}, {"fused", {x, y0}}},
+  expect_agreement(p,
+                   {{"big", {x}},
+                    {"big0", {x, y0}},
+                    {"none", {x, y0}},
+                    {"fused", {x, y0}},
+                    {"fused_inner", {x, y0}}},
                    int64_t{1} << 28);
   EXPECT_EQ(run(p, "big0", {x, y0}).error().message,
             "cannot allocate a tensor of shape [65537, 65537, 65537, 65537, 0]: its element count "
@@ -224,6 +242,8 @@ TEST(NativeLimits, element_counts_that_overflow_fail_where_the_interpreter_fails
   EXPECT_EQ(run(p, "none", {x, y0}).error().message,
             "the element shape [65537, 65537, 65537, 65537] of a generator is too large");
   EXPECT_EQ(run(p, "fused", {x, y0}).error().message,
+            "the element shape [65537, 65537, 65537, 65537] of a generator is too large");
+  EXPECT_EQ(run(p, "fused_inner", {x, y0}).error().message,
             "the element shape [65537, 65537, 65537, 65537] of a generator is too large");
 }
 
