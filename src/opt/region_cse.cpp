@@ -1,7 +1,10 @@
 #include "opt/region_cse.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
+#include <map>
+#include <set>
 #include <type_traits>
 #include <unordered_set>
 #include <utility>
@@ -831,18 +834,38 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
   return h;
 }
 
-// The first candidate of f that can be shared, applied.
+// Candidates tried and not shared, each with the number of shares made before it was tried.
+// Trying one copies and rescans the whole function, and a share changes only the regions it
+// touches, so the pass does not try a failed candidate again after each share; before it stops
+// it tries once more those that failed before the last share (a share may have made them
+// shareable), so it stops where the unremembering search stops (the postcondition's).
+using CandidateKey = std::array<VarId, 4>;
+using FailedCandidates = std::map<CandidateKey, size_t>;
+
+CandidateKey key_of(const Candidate& c) { return {c.region, c.value, c.inner, c.guard}; }
+
+// The first candidate of f that can be shared (skipping those in `failed`, which gets those
+// that fail, tagged with `shares`), applied.
 std::optional<ir::Function> share_one(const ir::Program& program, const ir::Function& f,
-                                      Candidate* which = nullptr) {
+                                      Candidate* which = nullptr,
+                                      FailedCandidates* failed = nullptr, size_t shares = 0,
+                                      RegionCseStats* stats = nullptr,
+                                      std::set<CandidateKey>* seen = nullptr) {
   std::vector<Candidate> cands;
   find_candidates(f, f.body, cands);
   for (const auto& c : cands) {
+    if (failed != nullptr && failed->count(key_of(c))) continue;
+    if (stats != nullptr) {
+      ++stats->tried;
+      if (seen != nullptr && seen->insert(key_of(c)).second) ++stats->distinct;
+    }
     auto g = try_share(program, f, c);
     if (!g) g = try_share_trajectory(program, f, c);
     if (g) {
       if (which != nullptr) *which = c;
       return g;
     }
+    if (failed != nullptr) failed->emplace(key_of(c), shares);
   }
   return std::nullopt;
 }
@@ -850,6 +873,14 @@ std::optional<ir::Function> share_one(const ir::Program& program, const ir::Func
 }  // namespace
 
 ir::Function share_across_regions(const ir::Program& program, const ir::Function& f) {
+  RegionCseStats stats;
+  return share_across_regions(program, f, stats);
+}
+
+ir::Function share_across_regions(const ir::Program& program, const ir::Function& f,
+                                  RegionCseStats& stats) {
+  stats = {};
+  std::set<CandidateKey> seen;
   // Dead statements first: a dead v costs nothing once removed, so materializing it would.
   // After each share the probes nothing merged into are dead too.
   ir::Function cur = eliminate_dead_code(program, f);
@@ -858,11 +889,20 @@ ir::Function share_across_regions(const ir::Program& program, const ir::Function
   // statements (a chain of 65 nested calls needs 65: a fixed bound left work the postcondition
   // then reported as a compiler error); the bound only guards against a bug looping.
   const size_t max_shares = statement_count(cur.body) + 1;
+  FailedCandidates failed;
   for (size_t k = 0; k < max_shares; ++k) {
-    auto next = share_one(program, cur);
-    if (!next) break;
+    auto next = share_one(program, cur, nullptr, &failed, k, &stats, &seen);
+    if (!next) {
+      // Those that failed before the k-th share are tried again on this function.
+      const size_t before = failed.size();
+      std::erase_if(failed, [&](const auto& entry) { return entry.second < k; });
+      if (failed.size() == before) break;
+      next = share_one(program, cur, nullptr, &failed, k, &stats, &seen);
+      if (!next) break;
+    }
     cur = eliminate_dead_code(program, *next);
     changed = true;
+    ++stats.shared;
   }
   return changed ? cur : f;
 }

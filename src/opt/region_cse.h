@@ -54,7 +54,20 @@
 
 namespace cot::opt {
 
+// What a run of the pass did: how many candidates it tried (each try copies and rescans the
+// function), how many distinct ones, and how many it shared.
+struct RegionCseStats {
+  size_t tried = 0;
+  size_t distinct = 0;
+  size_t shared = 0;
+};
+
+// A candidate that fails is not tried again after each later share, only once more before the
+// pass stops (a share may have made it shareable): tried <= 2 * distinct + shared when that
+// last round shares nothing.
 ir::Function share_across_regions(const ir::Program& program, const ir::Function& f);
+ir::Function share_across_regions(const ir::Program& program, const ir::Function& f,
+                                  RegionCseStats& stats);
 // No value of a region's body that a later sibling region computes again at the same points.
 std::optional<std::string> region_cse_postcondition(const ir::Program& program,
                                                     const ir::Function& f);

@@ -364,3 +364,35 @@ TEST(OptRegionCse, ALongChainIsSharedToTheEnd) {
 
 }  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot
+
+namespace cot {
+namespace COTANGENT_TEST_UNIT {
+
+// Eight costly values that no later region computes come before a chain of six that one does.
+// Each try copies and rescans the function, so a candidate that failed is not tried again
+// after every share, only once more at the end. (Each share adds a table whose own value is a
+// candidate that fails too: 19 distinct; trying every failed one again after each share made
+// 83 tries.)
+TEST(OptRegionCse, AFailedCandidateIsNotTriedAfterEveryShare) {
+  std::string apart, chain = "x[i]";
+  for (int k = 0; k < 8; ++k) apart += "exp(z[i, " + std::to_string(k) + "]) + ";
+  for (int k = 0; k < 6; ++k) chain = "sin(" + chain + ")";
+  auto p = compile("def f(x: f64[n], y: f64[n], z: f64[n, 8]) -> f64 {\n  let a = sum i. " +
+                   apart + chain + "\n  let b = sum i. " + chain +
+                   " * exp(y[i])\n  a * b\n}\n");
+  opt::RegionCseStats stats;
+  auto before = *p.find("f");
+  ir::Program q = p;
+  *q.find("f") = opt::share_across_regions(p, before, stats);
+  EXPECT_FALSE(opt::region_cse_postcondition(q, *q.find("f")).has_value());
+  EXPECT_EQ(stats.shared, 6u);
+  EXPECT_GE(stats.distinct, 8u + 6u);
+  EXPECT_LE(stats.tried, 2 * stats.distinct + stats.shared);
+  Value z = mat(2, 8, 0.1);
+  expect_same_values(p, q, "f", {vec({0.1, 0.2}), vec({1.0, 2.0}), z});
+  const std::vector<Value> args = {vec({0.1, 0.2}), vec({1.0, 2.0}), z};
+  EXPECT_EQ(run(p, "f", args).ops - run(q, "f", args).ops, 2 * 6);
+}
+
+}  // namespace COTANGENT_TEST_UNIT
+}  // namespace cot
