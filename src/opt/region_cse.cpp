@@ -842,7 +842,9 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
 using CandidateKey = std::array<VarId, 4>;
 using FailedCandidates = std::map<CandidateKey, size_t>;
 
-CandidateKey key_of(const Candidate& c) { return {c.region, c.value, c.inner, c.guard}; }
+CandidateKey key_of(const Candidate& c) {
+  return {c.region, c.value, c.inner, c.guard};
+}
 
 // The first candidate of f that can be shared (skipping those in `failed`, which gets those
 // that fail, tagged with `shares`), applied.

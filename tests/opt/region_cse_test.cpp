@@ -377,9 +377,8 @@ TEST(OptRegionCse, AFailedCandidateIsNotTriedAfterEveryShare) {
   std::string apart, chain = "x[i]";
   for (int k = 0; k < 8; ++k) apart += "exp(z[i, " + std::to_string(k) + "]) + ";
   for (int k = 0; k < 6; ++k) chain = "sin(" + chain + ")";
-  auto p = compile("def f(x: f64[n], y: f64[n], z: f64[n, 8]) -> f64 {\n  let a = sum i. " +
-                   apart + chain + "\n  let b = sum i. " + chain +
-                   " * exp(y[i])\n  a * b\n}\n");
+  auto p = compile("def f(x: f64[n], y: f64[n], z: f64[n, 8]) -> f64 {\n  let a = sum i. " + apart +
+                   chain + "\n  let b = sum i. " + chain + " * exp(y[i])\n  a * b\n}\n");
   opt::RegionCseStats stats;
   auto before = *p.find("f");
   ir::Program q = p;
