@@ -23,6 +23,9 @@ struct Transposer::Path {
   std::vector<size_t> pos;             // pos[k]: position of stmts[k] in its block (k >= 1)
   long final_pos = -1;  // position of the reader in the innermost block; -1: a result
   enum class Kind { Whole, Affine, Computed } kind = Kind::Whole;
+  // Whole: the other readers of v in the same innermost block (same chain), whose
+  // contributions are added at each point of one copy of the chain.
+  std::vector<long> also;
 };
 
 Transposer::~Transposer() = default;
@@ -295,6 +298,21 @@ std::optional<ir::Atom> Transposer::region_contribution(Level& lv, size_t idx, i
                p.kind = static_cast<Path::Kind>(kind);
                paths.push_back(std::move(p));
              });
+  // Readers that take v whole along the same chain of regions share one copy of the chain
+  // (each copy runs the primal and the transposed body again, loops included, and the copies of
+  // nested regions multiply): their contributions, tensors of v's shape, are added per point.
+  for (size_t a = 0; a < paths.size(); ++a) {
+    if (paths[a].kind != Path::Kind::Whole) continue;
+    for (size_t b = a + 1; b < paths.size();) {
+      if (paths[b].kind == Path::Kind::Whole && paths[b].stmts == paths[a].stmts &&
+          paths[b].region == paths[a].region && paths[b].pos == paths[a].pos) {
+        paths[a].also.push_back(paths[b].final_pos);
+        paths.erase(paths.begin() + static_cast<long>(b));
+      } else {
+        ++b;
+      }
+    }
+  }
   const ir::Block* body = shared_residuals(lv, idx);
   std::optional<ir::Atom> out;
   for (const auto& p : paths) {
@@ -740,7 +758,11 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
     std::optional<ir::Atom> c;
     std::vector<ir::VarId> rest;
     if (path.final_pos < 0 || path.kind == Path::Kind::Whole) {
-      c = path.final_pos < 0 ? [&]() -> std::optional<ir::Atom> {
+      auto whole_part = [&](long final_pos) -> std::optional<ir::Atom> {
+        if (final_pos >= 0) {
+          long at = lvl.position.at(static_cast<size_t>(final_pos));
+          return at < 0 ? std::nullopt : contribution(lvl, static_cast<size_t>(at), v);
+        }
         // v may be yielded more than once (`if c then (t, t) else (x, x)`): every result
         // that is v contributes.
         std::optional<ir::Atom> sum;
@@ -749,11 +771,11 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
           sum = sum ? add_values(b_, *sum, *lvl.ct_results[r]) : *lvl.ct_results[r];
         }
         return sum;
-      }()
-          : [&]() -> std::optional<ir::Atom> {
-              long at = lvl.position.at(static_cast<size_t>(path.final_pos));
-              return at < 0 ? std::nullopt : contribution(lvl, static_cast<size_t>(at), v);
-            }();
+      };
+      c = whole_part(path.final_pos);
+      for (long other : path.also) {
+        if (auto part = whole_part(other)) c = c ? add_values(b_, *c, *part) : *part;
+      }
       rest = js;
     } else {
       long at = lvl.position.at(static_cast<size_t>(path.final_pos));
