@@ -87,8 +87,12 @@ class Cse {
 
 }  // namespace
 
-ir::Function eliminate_common_subexpressions(const ir::Program&, const ir::Function& f) {
-  ir::Function g = f;
+ir::Function eliminate_common_subexpressions(const ir::Program& program, const ir::Function& f) {
+  return eliminate_common_subexpressions(program, ir::Function(f));
+}
+
+ir::Function eliminate_common_subexpressions(const ir::Program&, ir::Function&& f) {
+  ir::Function g = std::move(f);
   Cse(g, /*check=*/false).block(g.body);
   return g;
 }

@@ -25,6 +25,9 @@
 namespace cot::opt {
 
 ir::Function eliminate_common_subexpressions(const ir::Program& program, const ir::Function& f);
+// The same, rewriting f in place (a caller that tries many rewrites of a large function and
+// keeps few saves the copy).
+ir::Function eliminate_common_subexpressions(const ir::Program& program, ir::Function&& f);
 // No statement is alpha-equal to one that dominates it.
 std::optional<std::string> cse_postcondition(const ir::Program& program, const ir::Function& f);
 

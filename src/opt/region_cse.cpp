@@ -56,6 +56,9 @@ std::pair<Block*, size_t> find_stmt(Block& b, VarId v) {
   }
   return {nullptr, 0};
 }
+std::pair<const Block*, size_t> find_stmt(const Block& b, VarId v) {
+  return find_stmt(const_cast<Block&>(b), v);  // finds without changing anything
+}
 
 // What a statement does, coarsely: equal statements have equal signatures (a cheap filter
 // before probing).
@@ -534,7 +537,14 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
   if (!probed) return std::nullopt;
   const std::vector<ir::IndexVar>& ivars = probed->ivars;
   const std::vector<Probe>& probes = probed->probes;
-  ir::Function h = eliminate_common_subexpressions(program, g);
+  // The guard's predicate, when the value is under one (read before CSE rewrites g).
+  Pred pred = Pred::truth();
+  if (c.guard >= 0) {
+    auto at = locate(g, g.body, c);
+    if (!at) return std::nullopt;
+    pred = at->pred;
+  }
+  ir::Function h = eliminate_common_subexpressions(program, std::move(g));
   const std::vector<int> uses = ir::use_counts(h);
   std::vector<Probe> used;
   for (const auto& p : probes) {
@@ -544,12 +554,6 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
   if (c.guard >= 0) {
     // H is a strong zero where the guard fails: every use of a copy must be where the guard,
     // at the copy's position, provably holds.
-    Pred pred = Pred::truth();
-    {
-      auto at = locate(g, g.body, c);
-      if (!at) return std::nullopt;
-      pred = at->pred;
-    }
     for (const auto& p : used) {
       std::unordered_map<VarId, VarId> to;
       for (size_t i = 0; i < ivars.size(); ++i) to[ivars[i].var] = p.at[i];
@@ -688,6 +692,12 @@ int read_through(Block& b, VarId stack, VarId table, const std::vector<VarId>& a
 std::optional<ir::Function> try_share_trajectory(const ir::Program& program, const ir::Function& f,
                                                  const Candidate& c) {
   if (c.inner >= 0 || c.guard >= 0) return std::nullopt;
+  // Only a plain loop can be (checked before copying the function, which costs the most).
+  {
+    auto [vb, vk] = find_stmt(f.body, c.value);
+    const auto* l = vb == nullptr ? nullptr : vb->stmts[vk].as<ir::LoopOp>();
+    if (l == nullptr || l->saves_states || l->is_while) return std::nullopt;
+  }
   ir::Function g = f;
   const auto probed =
       probe(g, c, [&](const Block& slice, const Stmt& region, const std::vector<ir::IndexVar>& iv) {
@@ -710,7 +720,7 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
   const auto* loop = probed->slice.stmts.back().as<ir::LoopOp>();
   const ir::Atom count = loop->count;
   // CSE makes the saving loops read what the copies' slices compute.
-  ir::Function h = eliminate_common_subexpressions(program, g);
+  ir::Function h = eliminate_common_subexpressions(program, std::move(g));
   std::vector<Probe> matches;  // the saving loops' final states, with their points
   for (const auto& p : probes) {
     auto [pb, pk] = find_stmt(h.body, p.copy);
