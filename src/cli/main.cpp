@@ -688,6 +688,9 @@ int run_command(int argc, char** argv) {
 int check_stdout(int rc, const cot::cli::CheckedOutputBuffer& out) {
   const bool flushed = std::fflush(stdout) == 0;  // anything written through C's stdio
   if (out.error() == 0 && flushed && !std::ferror(stdout)) return rc;
+  // A command that failed has said why (the GradBench server names the message it could not
+  // answer): one error, not a second one about the same output.
+  if (rc != 0) return rc;
   const int error = out.error() != 0 ? out.error() : errno;
   std::cerr << "cotangent: error: cannot write to standard output"
             << (error == 0 ? std::string() : ": " + std::string(std::strerror(error))) << "\n";

@@ -123,4 +123,5 @@ if [[ -w /dev/full ]]; then
   expect_status 1
   [[ $err == *"cannot write the response to the message on <stdin> line 1"* ]] ||
     fail "the write error"
+  [[ $(printf '%s\n' "$err" | wc -l) -eq 1 ]] || fail "one line says it"
 fi
