@@ -869,27 +869,8 @@ class Lowerer {
     std::optional<Pred> inner = strong_pred(g->body.results[0], defs, depth + 1);
     if (!inner) return std::nullopt;
     std::vector<Affine> cs;
-    std::function<bool(const Pred&)> conjuncts_of = [&](const Pred& q) -> bool {
-      switch (q.kind) {
-        case Pred::Kind::True:
-          return true;
-        case Pred::Kind::Ge0:
-          cs.push_back(q.expr);
-          return true;
-        case Pred::Kind::Eq0: {
-          auto neg = Affine::scale(q.expr, -1);
-          if (!neg) return false;
-          cs.push_back(q.expr);
-          cs.push_back(*neg);
-          return true;
-        }
-        case Pred::Kind::And:
-          return std::all_of(q.kids.begin(), q.kids.end(), conjuncts_of);
-        default:
-          return false;
-      }
-    };
-    if (!conjuncts_of(*guard)) return std::nullopt;
+    std::vector<Pred> atoms;
+    if (!split_conjunction(*guard, cs, atoms) || !atoms.empty()) return std::nullopt;
     std::vector<ir::VarId> summed;
     for (const ir::IndexVar& iv : red.ivars) {
       std::optional<int64_t> e = known_extent(iv.extent);

@@ -310,4 +310,29 @@ std::optional<Pred> Pred::substitute(int32_t v, const Affine& by) const {
   }
 }
 
+bool split_conjunction(const Pred& p, std::vector<Affine>& affine, std::vector<Pred>& atoms) {
+  switch (p.kind) {
+    case Pred::Kind::True:
+      return true;
+    case Pred::Kind::Ge0:
+      affine.push_back(p.expr);
+      return true;
+    case Pred::Kind::Eq0:
+      affine.push_back(p.expr);
+      if (auto neg = Affine::scale(p.expr, -1)) {
+        affine.push_back(*neg);
+        return true;
+      }
+      return false;
+    case Pred::Kind::Atom:
+      atoms.push_back(p);
+      return true;
+    case Pred::Kind::And:
+      return std::all_of(p.kids.begin(), p.kids.end(),
+                         [&](const Pred& k) { return split_conjunction(k, affine, atoms); });
+    default:
+      return false;
+  }
+}
+
 }  // namespace cot

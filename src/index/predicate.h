@@ -58,4 +58,9 @@ struct Pred {
   std::string to_string(const std::function<std::string(int32_t)>& name) const;
 };
 
+// Splits a conjunction of affine constraints (Ge0, Eq0) and boolean atoms into the constraints
+// (each `e >= 0`; an equality is two) and the atoms; false when `p` is not such a conjunction
+// (True is one) or negating an equality overflows.
+bool split_conjunction(const Pred& p, std::vector<Affine>& affine, std::vector<Pred>& atoms);
+
 }  // namespace cot

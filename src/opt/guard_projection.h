@@ -20,10 +20,6 @@
 
 namespace cot::opt {
 
-// Splits a conjunction of affine constraints (Ge0, Eq0) and boolean atoms into the constraints
-// (each `e >= 0`) and the atoms; false when `p` is not such a conjunction (True is one).
-bool split_conjunction(const Pred& p, std::vector<Affine>& affine, std::vector<Pred>& atoms);
-
 // `0 <= v < extent` as two constraints; false when the extent is not affine.
 bool add_range_constraints(const ir::Function& f, ir::VarId v, const SizeExpr& extent,
                            std::vector<Affine>& constraints);
