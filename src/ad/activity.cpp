@@ -7,7 +7,7 @@ namespace {
 
 void collect_bound(const ir::Block& b, VarSet& out);
 
-void collect_bound_stmt(const ir::Stmt& s, VarSet& out) {
+void collect_bound(const ir::Stmt& s, VarSet& out) {
   for (ir::VarId r : s.results) out.insert(r);
   std::visit(
       [&](const auto& op) {
@@ -32,7 +32,7 @@ void collect_bound_stmt(const ir::Stmt& s, VarSet& out) {
 }
 
 void collect_bound(const ir::Block& b, VarSet& out) {
-  for (const auto& s : b.stmts) collect_bound_stmt(s, out);
+  for (const auto& s : b.stmts) collect_bound(s, out);
 }
 
 }  // namespace
@@ -47,24 +47,28 @@ bool has_tangent(const Type& t) {
   return is_real(t.elem);
 }
 
-VarSet free_vars(const ir::Block& block) {
+namespace {
+
+// What `node` (a block or a statement) uses and does not bind itself.
+template <typename Node>
+VarSet unbound_uses(const Node& node) {
   VarSet bound;
-  collect_bound(block, bound);
+  collect_bound(node, bound);
   VarSet out;
-  ir::for_each_use(block, [&](ir::VarId v) {
+  ir::for_each_use(node, [&](ir::VarId v) {
     if (!bound.count(v)) out.insert(v);
   });
   return out;
 }
 
+}  // namespace
+
+VarSet free_vars(const ir::Block& block) {
+  return unbound_uses(block);
+}
+
 VarSet stmt_reads(const ir::Stmt& s) {
-  VarSet bound;
-  collect_bound_stmt(s, bound);
-  VarSet out;
-  ir::for_each_use(s, [&](ir::VarId v) {
-    if (!bound.count(v)) out.insert(v);
-  });
-  return out;
+  return unbound_uses(s);
 }
 
 bool reads_any(const ir::Stmt& s, const VarSet& set) {
@@ -75,7 +79,7 @@ bool reads_any(const ir::Stmt& s, const VarSet& set) {
   ir::for_each_use(s, [&](ir::VarId v) { any = any || set.count(v) != 0; });
   if (!any) return false;
   VarSet bound;
-  collect_bound_stmt(s, bound);
+  collect_bound(s, bound);
   bool free_read = false;
   ir::for_each_use(
       s, [&](ir::VarId v) { free_read = free_read || (set.count(v) != 0 && bound.count(v) == 0); });
