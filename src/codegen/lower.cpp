@@ -396,8 +396,11 @@ class Lowerer {
     const size_t r = std::min(index_rank, dims.size());
     // Each level's element shape of a generator (interp::SizeRule::Generator).
     if (rule == interp::SizeRule::Generator) {
+      // Level k runs only where the extents outside it are positive.
+      ExprP runs = lit_bool(true);
       for (size_t k = std::min<size_t>(1, r); k <= r; ++k) {
-        bad = or_(bad, overflows(k, dims.size(), false));
+        if (k >= 2) runs = and_(runs, prim(Prim::Gt, {dims[k - 2], lit_i64(0)}));
+        bad = or_(bad, and_(runs, overflows(k, dims.size(), false)));
       }
     }
     if (rule == interp::SizeRule::Accum) {

@@ -22,8 +22,10 @@ std::optional<std::string> size_error(SizeRule rule, std::span<const int64_t> sh
   if (rule == SizeRule::Generator) {
     // Each level of `for i1. for i2. ... e` has an element shape: what follows its index. A
     // product with a 0 before the overflow does not overflow, so every level is checked, the
-    // outermost first (as nested generators check them).
+    // outermost first (as nested generators check them). Level k runs only where the levels
+    // outside it have points: nested, an extent of 0 never runs the generators inside it.
     for (size_t k = std::min<size_t>(1, r); k <= r; ++k) {
+      if (k >= 2 && shape[k - 2] <= 0) break;
       if (!element_count(shape.subspan(k))) {
         return "the element shape " + shape_of(shape.subspan(k)) + " of a generator is too large";
       }

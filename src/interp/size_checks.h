@@ -18,9 +18,9 @@ enum class SizeRule : uint8_t {
   Tensor,  // any tensor: no dimension negative, the count fits in int64, at most `limit`
   // A generator's: first each level's element shape must have a count. `for i, j. e` is `for
   // i. for j. e`, so the element shapes are what follows the first index (the outer
-  // generator's) and what follows each later one: fusing nested generators into one keeps the
-  // check and its words. Not quite where an outer extent is 0: the nested inner generator then
-  // never runs and never checks, while the fused one does (docs/design.md §9).
+  // generator's) and what follows each later one, each checked only where the extents outside
+  // it are all positive (nested, an extent of 0 never runs the inner generator): fusing nested
+  // generators into one keeps the check, its outcome and its words (docs/design.md §9).
   Generator,
   Accum,  // an accum's: first its cells (the first `index_rank` dims) and element shape
 };

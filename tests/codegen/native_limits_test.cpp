@@ -222,6 +222,32 @@ ir::Program overflow_program() {
         {{o, sv("n")}, {g, sv("m")}, {i, sv("n")}, {j, sv("n")}, {k, sv("n")}, {l, sv("n")}},
         [&] { return var(b.index(var(x), {at(i)})); }, span(2)));
   }));
+  // def nested_zero(x: f64[n], y: f64[m]) -> f64[m, m, n, n, n, n] { for g: m. for h: m.
+  // for i, j, k, l. x[i] }: m = 0, so the generator over h, whose element shape overflows,
+  // never runs: an empty result.
+  fs.push_back(make_function("nested_zero", [&](Builder& b) {
+    VarId x = b.param("x", f64t({sv("n")}));
+    b.param("y", f64t({sv("m")}));
+    VarId g = b.index_var("g"), h = b.index_var("h");
+    return var(b.gen(
+        {{g, sv("m")}},
+        [&] {
+          return var(b.gen(
+              {{h, sv("m")}}, [&] { return var(fourfold(b, x, {}, 4)); }, span(3)));
+        },
+        span(2)));
+  }));
+  // def fused_zero(...) { for g: m, h: m, i, j, k, l. x[i] }: what fusion makes of
+  // nested_zero, with its result (it failed on the element shape after h before).
+  fs.push_back(make_function("fused_zero", [&](Builder& b) {
+    VarId x = b.param("x", f64t({sv("n")}));
+    b.param("y", f64t({sv("m")}));
+    VarId g = b.index_var("g"), h = b.index_var("h");
+    VarId i = b.index_var("i"), j = b.index_var("j"), k = b.index_var("k"), l = b.index_var("l");
+    return var(b.gen(
+        {{g, sv("m")}, {h, sv("m")}, {i, sv("n")}, {j, sv("n")}, {k, sv("n")}, {l, sv("n")}},
+        [&] { return var(b.index(var(x), {at(i)})); }, span(2)));
+  }));
   return program_of(std::move(fs));
 }
 
@@ -234,8 +260,15 @@ TEST(NativeLimits, element_counts_that_overflow_fail_where_the_interpreter_fails
                     {"big0", {x, y0}},
                     {"none", {x, y0}},
                     {"fused", {x, y0}},
-                    {"fused_inner", {x, y0}}},
+                    {"fused_inner", {x, y0}},
+                    {"nested_zero", {x, y0}},
+                    {"fused_zero", {x, y0}}},
                    int64_t{1} << 28);
+  for (const char* fn : {"nested_zero", "fused_zero"}) {
+    auto r = run(p, fn, {x, y0});
+    ASSERT_TRUE(r.ok()) << fn << ": " << r.error().message;
+    EXPECT_EQ(r.value().shape(), (std::vector<int64_t>{0, 0, 65537, 65537, 65537, 65537})) << fn;
+  }
   EXPECT_EQ(run(p, "big0", {x, y0}).error().message,
             "cannot allocate a tensor of shape [65537, 65537, 65537, 65537, 0]: its element count "
             "overflows");
