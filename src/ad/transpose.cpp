@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_set>
 
 #include "ad/clone.h"
@@ -378,12 +380,16 @@ const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
 
   // How many copies of the body the reverse pass makes per position: one per read, and a read
   // under an inner gen or sum copies it once per inner position of the read (counted as two).
+  // The readers of v whole along one chain share a copy (region_contribution).
   size_t copies = 0;
   for (ir::VarId v : free_vars(body)) {
     if (!tangent_.count(v)) continue;
+    std::set<std::tuple<std::vector<const ir::Stmt*>, std::vector<int>, std::vector<size_t>>>
+        whole_chains;
     find_paths(s, v, {}, {}, {0},
-               [&](const std::vector<const ir::Stmt*>& stmts, const std::vector<int>&,
-                   const std::vector<size_t>&, long, int) {
+               [&](const std::vector<const ir::Stmt*>& stmts, const std::vector<int>& region,
+                   const std::vector<size_t>& pos, long, int kind) {
+                 if (kind == 0 && !whole_chains.emplace(stmts, region, pos).second) return;
                  bool inner = false;
                  for (size_t k = 1; k < stmts.size(); ++k) {
                    const auto* iv = ivars_of(*stmts[k]);

@@ -62,9 +62,10 @@ struct RegionCseStats {
   size_t shared = 0;
 };
 
-// A candidate that fails is not tried again after each later share, only once more before the
-// pass stops (a share may have made it shareable): tried <= 2 * distinct + shared when that
-// last round shares nothing.
+// A candidate that fails is not tried again after each later share: only when the search runs
+// dry are the failures older than the last share tried once more (a share may have made them
+// shareable). When that retry shares nothing, tried <= 2 * distinct + shared; each retry that
+// shares costs one more try of every older failure.
 ir::Function share_across_regions(const ir::Program& program, const ir::Function& f);
 ir::Function share_across_regions(const ir::Program& program, const ir::Function& f,
                                   RegionCseStats& stats);
