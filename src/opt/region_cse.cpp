@@ -848,7 +848,8 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
 // Trying one copies and rescans the whole function, and a share changes only the regions it
 // touches, so the pass does not try a failed candidate again after each share; before it stops
 // it tries once more those that failed before the last share (a share may have made them
-// shareable), so it stops where the unremembering search stops (the postcondition's).
+// shareable), so it stops only where the unremembering search (the postcondition's) finds
+// nothing to share. (Shares may come in another order than without the memo.)
 using CandidateKey = std::array<VarId, 4>;
 using FailedCandidates = std::map<CandidateKey, size_t>;
 
@@ -905,7 +906,7 @@ ir::Function share_across_regions(const ir::Program& program, const ir::Function
   for (size_t k = 0; k < max_shares; ++k) {
     auto next = share_one(program, cur, nullptr, &failed, k, &stats, &seen);
     if (!next) {
-      // Those that failed before the k-th share are tried again on this function.
+      // Those that failed before the last share are tried again on this function.
       const size_t before = failed.size();
       std::erase_if(failed, [&](const auto& entry) { return entry.second < k; });
       if (failed.size() == before) break;
