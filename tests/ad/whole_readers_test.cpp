@@ -12,6 +12,7 @@
 
 #include "ad/fd_harness.h"
 #include "cotangent/cotangent.h"
+#include "opt/opt_test_util.h"
 
 namespace cotangent {
 namespace COTANGENT_TEST_UNIT {
@@ -104,12 +105,7 @@ TEST(AdWholeReaders, OneCopyOfTheChainForBothReaders) {
   Module m = load(0);
   auto text = m.print_derivative("f", DerivativeKind::Grad);
   ASSERT_TRUE(text.ok()) << text.message();
-  int sums = 0;
-  for (size_t at = text.value().find("sum i"); at != std::string::npos;
-       at = text.value().find("sum i", at + 1)) {
-    ++sums;
-  }
-  EXPECT_EQ(sums, 3) << text.value();
+  EXPECT_EQ(cot::opt_test::count(text.value(), "sum i"), 3) << text.value();
 }
 
 // With respect to x alone, g's body is copied once for both loops, so its costly primal value
@@ -119,12 +115,7 @@ TEST(AdWholeReaders, ASingleCopyStoresNoResidualTable) {
   Module m = load(0);
   auto text = m.print_derivative("g", DerivativeKind::Grad, {"x"});
   ASSERT_TRUE(text.ok()) << text.message();
-  int gens = 0;
-  for (size_t at = text.value().find("= for i"); at != std::string::npos;
-       at = text.value().find("= for i", at + 1)) {
-    ++gens;
-  }
-  EXPECT_EQ(gens, 1) << text.value();
+  EXPECT_EQ(cot::opt_test::count(text.value(), "= for i"), 1) << text.value();
 }
 
 }  // namespace
