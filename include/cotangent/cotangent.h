@@ -34,6 +34,7 @@ struct FunctionInfo {
   std::string name;
   std::vector<ParamInfo> params;
   std::string result_type;
+  ValueKind result;  // the structure of the result
   bool from_prelude = false;
 };
 
@@ -121,6 +122,13 @@ class CompiledFunction {
   // Returns true, or the error the program raised (or a mismatch of the views).
   Result<bool> call(const std::vector<TensorRef>& args,
                     const std::vector<MutableTensorRef>& results) const;
+  // The fast path for bindings that check the leaves themselves (the Python package): one
+  // pointer per leaf of input_leaves() and result_leaves(), in order, each of the dtype and
+  // shape given there (memory the caller owns, outputs written in place); nothing is checked
+  // and nothing is allocated unless the program fails. `threads` (0: all cores) and
+  // `max_while_iterations` (0: no limit) override the compiled options when >= 0.
+  Result<bool> call_unchecked(const void* const* inputs, void* const* outputs, int threads = -1,
+                              int64_t max_while_iterations = -1) const;
   // The dtype and shape of every leaf of the arguments and of the result (data null).
   std::vector<TensorRef> input_leaves() const;
   std::vector<TensorRef> result_leaves() const;
@@ -136,6 +144,45 @@ class CompiledFunction {
 
   struct Impl;
   explicit CompiledFunction(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+// A function of a module (Module::get), or a derived function built from one by a derivative
+// operator (derivative(); language.md §8): checked, differentiated and optimized once, then
+// evaluated, counted, printed, compiled and differentiated again as often as wanted. Copies
+// share it; it keeps what it needs of its module alive. Safe to use from several threads.
+class Function {
+ public:
+  // The name as the language spells it: "loss", or "jvp(grad(loss, w), w)".
+  const std::string& name() const;
+  // Its parameters (a derived function's as language.md §8 gives them: a jvp's tangents are
+  // named t_NAME, a vjp's cotangent ct) and result type.
+  const FunctionInfo& info() const;
+  bool is_derived() const;
+
+  // The derived function `kind(this, wrt...)` (wrt empty: every real parameter), built now.
+  // Errors: as Module::print_derivative reports them.
+  Result<Function> derivative(DerivativeKind kind, const std::vector<std::string>& wrt = {}) const;
+  // The active parameters `derivative(kind, wrt)` would have; differentiates nothing.
+  Result<std::vector<std::string>> derivative_parameters(
+      DerivativeKind kind, const std::vector<std::string>& wrt = {}) const;
+
+  Result<Value> evaluate(const std::vector<Value>& args, const EvalOptions& options = {}) const;
+  // Evaluates with the interpreter and counts operations (the cost model of CostReport).
+  Result<CostReport> cost(const std::vector<Value>& args, const EvalOptions& options = {}) const;
+  // The function as source, with what it needs (Module::print, Module::print_derivative).
+  Result<std::string> print() const;
+
+  // Native code for the dtypes and shapes of `arg_leaves`, one per leaf of the arguments
+  // (tuples depth first); their data is not read. Errors: a leaf of the wrong dtype or rank,
+  // sizes that disagree (with the interpreter's messages), a leaf count that does not match.
+  Result<CompiledFunction> compile(const std::vector<TensorRef>& arg_leaves,
+                                   const CompileOptions& options = {}) const;
+
+  struct Impl;
+  explicit Function(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
  private:
   std::shared_ptr<const Impl> impl_;
@@ -164,6 +211,9 @@ class Module {
   // The functions a user defined (and, when asked, the prelude's), in definition order.
   std::vector<std::string> function_names(bool include_prelude = false) const;
   Result<FunctionInfo> function(const std::string& name) const;
+  // A function of the module (user or prelude) as a Function. Errors: no such function, or one
+  // that cannot run (broken_functions()).
+  Result<Function> get(const std::string& name) const;
   // The errors of the user's functions that cannot run: a derived function the compiler failed
   // to build (a limitation of AD, or an internal error), and every function that needs one, one
   // error per function in definition order. The module's other functions run as usual; these

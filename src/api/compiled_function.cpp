@@ -96,6 +96,19 @@ Result<bool> CompiledFunction::call(const std::vector<TensorRef>& args,
   return true;
 }
 
+Result<bool> CompiledFunction::call_unchecked(const void* const* inputs, void* const* outputs,
+                                              int threads, int64_t max_while_iterations) const {
+  std::vector<int64_t> values;  // filled only when the program fails
+  int site = 0;
+  const int team = threads >= 0 ? threads : impl_->options.threads;
+  const int64_t limit =
+      max_while_iterations >= 0 ? max_while_iterations : impl_->options.max_while_iterations;
+  if (impl_->native.call_raw(inputs, outputs, team, limit, &values, &site) != 0) {
+    return to_error(*impl_->sources, impl_->native.error(site, values));
+  }
+  return true;
+}
+
 std::vector<TensorRef> CompiledFunction::input_leaves() const {
   return refs_of(impl_->native.inputs());
 }

@@ -24,16 +24,6 @@
 
 namespace cotangent {
 
-struct Module::Impl {
-  std::shared_ptr<cot::SourceManager> sources;
-  cot::ir::Program program;
-  LoadOptions options;  // opt_level resolved
-  // The functions that cannot run, with the error each reports: a function the AD stage or the
-  // optimizer failed to build, and every function that needs one (design.md §2). The others
-  // load and run as usual.
-  std::map<std::string, Error> broken;
-};
-
 Error to_error(const cot::SourceManager& sm, const cot::Diagnostic& d) {
   Error e;
   e.message = d.message;
@@ -61,6 +51,8 @@ std::vector<Error> to_errors(const cot::SourceManager& sm, std::vector<cot::Diag
   for (const auto& d : ds) out.push_back(to_error(sm, d));
   return out;
 }
+
+}  // namespace
 
 ValueKind kind_of(const cot::Type& t) {
   ValueKind k;
@@ -109,20 +101,7 @@ std::optional<Error> broken_error(const std::map<std::string, Error>& broken,
   return it->second;
 }
 
-// The library reports errors as values; what can still escape from the standard library is
-// an allocation failure (a program asking for more memory than the machine has).
-template <class T, class F>
-Result<T> guarded(F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    Error e;
-    e.message = "out of memory";
-    e.help = "the program or its inputs need more memory than is available";
-    e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
-    return e;
-  }
-}
+namespace {
 
 // What the AD stage could not do for the derived function `fn`, as an error of the module
 // (`file`).
@@ -305,6 +284,7 @@ Result<FunctionInfo> Module::function(const std::string& name) const {
   info.name = f->name;
   info.from_prelude = f->from_prelude;
   info.result_type = f->result_type.to_string();
+  info.result = kind_of(f->result_type);
   for (size_t i = 0; i < f->params.size(); ++i) {
     const auto& t = f->type_of(f->params[i]);
     info.params.push_back(
@@ -312,8 +292,6 @@ Result<FunctionInfo> Module::function(const std::string& name) const {
   }
   return info;
 }
-
-namespace {
 
 std::optional<Error> check_arguments(const cot::ir::Function& f, const std::vector<Value>& args) {
   for (size_t i = 0; i < args.size() && i < f.params.size(); ++i) {
@@ -356,7 +334,6 @@ std::variant<Value, cot::Diagnostic> execute(const cot::ir::Program& p, const st
   }
   return cot::interp::evaluate(p, fn, args, counts, interp_options(options));
 }
-}  // namespace
 
 Result<Value> Module::evaluate(const std::string& fn, const std::vector<Value>& args,
                                const EvalOptions& options) const {
@@ -398,8 +375,6 @@ Result<std::string> Module::print(const std::string& fn) const {
   });
 }
 
-namespace {
-
 cot::ast::DerivKind to_deriv_kind(DerivativeKind k) {
   switch (k) {
     case DerivativeKind::Grad:
@@ -418,23 +393,19 @@ cot::ast::DerivKind to_deriv_kind(DerivativeKind k) {
   return cot::ast::DerivKind::Grad;
 }
 
-// A copy of a module's program with the derived function `kind(fn, wrt...)` built.
-struct Derived {
-  cot::ir::Program program;
-  std::string name;      // the derived function's: "grad(f, w)"
-  std::vector<int> wrt;  // active parameter indices of fn
-  std::vector<std::string> wrt_names;
-};
-
-// Checks `kind(fn, wrt...)` as the checker checks a derivative operator (with its wording;
-// errors point at fn's definition, or at the parameter), then, when `build`, builds it in a
-// copy of the program.
 Result<Derived> derive(const Module::Impl& impl, const std::string& fn, DerivativeKind kind,
-                       const std::vector<std::string>& wrt, bool build = true) {
-  const cot::ir::Program& p = impl.program;
+                       const std::vector<std::string>& wrt, bool build) {
+  const cot::ir::Function* f = impl.program.find(fn);
+  if (!f || f->derivation) return no_function(impl.program, fn);
+  return derive(impl, impl.program, impl.broken, fn, kind, wrt, build);
+}
+
+Result<Derived> derive(const Module::Impl& impl, const cot::ir::Program& p,
+                       const std::map<std::string, Error>& known_broken, const std::string& fn,
+                       DerivativeKind kind, const std::vector<std::string>& wrt, bool build) {
   const cot::ir::Function* f = p.find(fn);
-  if (!f || f->derivation) return no_function(p, fn);
-  if (auto e = broken_error(impl.broken, fn)) return *e;
+  if (!f) return no_function(p, fn);
+  if (auto e = broken_error(known_broken, fn)) return *e;
   const cot::ast::DerivKind dk = to_deriv_kind(kind);
   const char* op = cot::ast::to_string(dk);
 
@@ -517,17 +488,19 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
     shell.derivation = cot::ir::Derivation{dk, fn, active};
     d.program.functions.push_back(std::move(shell));
   }
-  if (auto e = broken_error(impl.broken, d.name)) return *e;
+  if (auto e = broken_error(known_broken, d.name)) return *e;
   std::set<std::string> unbuilt;
   for (const auto& g : d.program.functions) {
     if (g.derivation && g.body.stmts.empty() && g.body.results.empty() &&
-        impl.broken.count(g.name) == 0) {
+        known_broken.count(g.name) == 0) {
       unbuilt.insert(g.name);
     }
   }
   std::map<std::string, Error> broken;
-  const std::string file =
-      f->span.valid() ? impl.sources->file(f->span.file).name : std::string("<module>");
+  // A derived base has no span of its own: its errors belong to the user's file.
+  const std::string file = f->span.valid()            ? impl.sources->file(f->span.file).name
+                           : impl.sources->size() > 1 ? impl.sources->file(2).name
+                                                      : std::string("<module>");
   for (const auto& [name, failed] : cot::ad::build_each_derivative(d.program, {}, unbuilt)) {
     broken.emplace(name, derive_error(file, name, failed));
   }
@@ -539,10 +512,10 @@ Result<Derived> derive(const Module::Impl& impl, const std::string& fn, Derivati
       broken);
   spread_breakage(d.program, broken);
   if (auto e = broken_error(broken, d.name)) return *e;
+  d.broken = known_broken;
+  d.broken.insert(broken.begin(), broken.end());
   return d;
 }
-
-}  // namespace
 
 Result<std::vector<std::string>> Module::derivative_parameters(
     const std::string& fn, DerivativeKind kind, const std::vector<std::string>& wrt) const {

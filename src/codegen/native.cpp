@@ -200,11 +200,16 @@ Diagnostic NativeFunction::error(int site, const std::vector<int64_t>& v) const 
 int NativeFunction::call_raw(const void* const* inputs, void* const* outputs,
                              const NativeOptions& options, std::vector<int64_t>* error_values,
                              int* error_site) const {
+  return call_raw(inputs, outputs, options.threads, options.max_while_iterations, error_values,
+                  error_site);
+}
+
+int NativeFunction::call_raw(const void* const* inputs, void* const* outputs, int threads,
+                             int64_t max_while_iterations, std::vector<int64_t>* error_values,
+                             int* error_site) const {
   cot_ctx ctx{};
-  ctx.threads = !parallel_                           ? 1
-                : options.threads == team_requested_ ? team_
-                                                     : creatable_team(options.threads);
-  ctx.max_while_iterations = options.max_while_iterations;
+  ctx.threads = !parallel_ ? 1 : threads == team_requested_ ? team_ : creatable_team(threads);
+  ctx.max_while_iterations = max_while_iterations;
   const int rc = entry_(inputs, outputs, &ctx);
   if (rc != 0) {
     if (error_site != nullptr) *error_site = ctx.site;

@@ -51,6 +51,10 @@ class NativeFunction {
   // Returns 0 or an error code; error() words it.
   int call_raw(const void* const* inputs, void* const* outputs, const NativeOptions& options,
                std::vector<int64_t>* error_values, int* error_site) const;
+  // The same with the two run-time options given apart (no NativeOptions to copy per call).
+  int call_raw(const void* const* inputs, void* const* outputs, int threads,
+               int64_t max_while_iterations, std::vector<int64_t>* error_values,
+               int* error_site) const;
   Diagnostic error(int site, const std::vector<int64_t>& values) const;
   // A result of the compiled shapes, all zeros: memory for call_raw's outputs (a leaf that
   // does not need memory gets none: Value::without_storage).

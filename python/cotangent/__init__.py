@@ -1,0 +1,34 @@
+"""Cotangent from Python: load a module of the language, call its functions on NumPy arrays,
+and differentiate them with the language's derivative operators as transforms.
+
+    import cotangent, numpy as np
+    m = cotangent.load("model.cot")
+    loss = m.loss                         # a Function
+    g = cotangent.grad(loss, "w")         # a Function too: grad(loss, w)
+    g(w, X, y)                            # -> np.ndarray
+
+docs/python.md is the tutorial and the reference.
+"""
+
+from ._cotangent import Function, Module, load, loads
+from ._errors import CompileError, Diagnostic, Error, EvaluationError
+from ._flat import ravel, scipy_objective
+from ._transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+
+__all__ = [
+    "CompileError", "Diagnostic", "Error", "EvaluationError", "Function", "Module", "cost",
+    "grad", "hessian", "hvp", "jacobian", "jvp", "load", "loads", "ravel", "scipy_objective",
+    "source", "value_and_grad", "vjp",
+]
+
+
+def source(f):
+    """The function `f` (or derived function) as source in the language, as `cotangent print`
+    prints it: what the compiler runs, after the optimizer."""
+    return f.source()
+
+
+def cost(f, *args, **kwargs):
+    """The operation counts of `f(*args, **kwargs)` under the cost model of docs/language.md
+    §10, as a dict: ops (the total), add, mul, call. Runs the interpreter."""
+    return f.cost(*args, **kwargs)

@@ -1,0 +1,76 @@
+// The Python package's Function: a cotangent::Function called on NumPy arrays and Python
+// numbers. Native code is compiled once per combination of argument shapes and kept in a cache
+// shared by the function's copies (with_options); a call binds its arguments, looks the shapes
+// up, and runs the compiled code on the arrays' own memory with the GIL released.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cotangent/cotangent.h"
+
+namespace cotangent::python {
+
+struct CallOptions {
+  Backend backend = Backend::Native;
+  int threads = 0;  // native code: threads for parallel loops (0: all cores)
+  int64_t max_while_iterations = 100'000'000;
+  std::string cache_dir;  // empty: the default native cache
+};
+
+struct ShapeKeyHash {
+  size_t operator()(const std::vector<int64_t>& key) const noexcept;
+};
+
+// Compiled code per combination of argument shapes.
+struct CompileCache {
+  struct Entry {
+    CompiledFunction compiled;
+    std::vector<TensorRef> results;  // the result leaves' dtypes and shapes
+  };
+  std::mutex mutex;
+  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Entry>, ShapeKeyHash> entries;
+};
+
+class PyFunction {
+ public:
+  PyFunction(Function fn, CallOptions options);
+
+  // f(*args, out=None, **kwargs): arguments by position or by parameter name.
+  pybind11::object call(const pybind11::args& args, const pybind11::kwargs& kwargs) const;
+  // The operation counts of a call (the interpreter; CostReport) as a dict.
+  pybind11::dict cost(const pybind11::args& args, const pybind11::kwargs& kwargs) const;
+  PyFunction derivative(DerivativeKind kind, const std::vector<std::string>& wrt) const;
+  PyFunction with_options(const CallOptions& options) const;
+  std::string source() const;
+  // How many shape combinations have native code in memory.
+  size_t compiled_count() const;
+
+  const Function& function() const { return fn_; }
+  const CallOptions& options() const { return options_; }
+  std::string signature() const;
+
+ private:
+  PyFunction(Function fn, CallOptions options, std::shared_ptr<CompileCache> cache);
+  // The arguments bound to parameters (positional, then keywords); `out` receives the
+  // keyword out= unless a parameter is named out.
+  std::vector<pybind11::handle> bind(const pybind11::args& args, const pybind11::kwargs& kwargs,
+                                     pybind11::handle* out) const;
+  std::shared_ptr<const CompileCache::Entry> compiled_for(
+      const struct ArgumentLeaves& leaves) const;
+
+  Function fn_;
+  CallOptions options_;
+  std::shared_ptr<CompileCache> cache_;
+  std::vector<std::string> what_;  // per parameter: "parameter `w` of `loss`"
+  size_t leaf_count_ = 0;
+  bool has_out_param_ = false;
+};
+
+}  // namespace cotangent::python
