@@ -1,13 +1,16 @@
 # Two commands do all the set-up on a fresh Debian machine:
-#   make demo   install missing packages, configure, build, run the quick-start example
-#   make test   the same set-up, then build and run every test through ctest
+#   make demo   install missing packages, configure, build the command line, run the quick-start
+#               example
+#   make test   the same set-up, then build everything and run every test through ctest
+#               (C++, command line, Python)
+#   make python build the Python package alone (build/python; docs/python.md)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build demo test test-sanitize fuzz fuzz-build fuzz-short format clean
+.PHONY: all deps configure build cli python demo test test-sanitize fuzz fuzz-build fuzz-short format clean
 
 all: build
 
@@ -25,7 +28,14 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only what the demo runs: a new user's first wait is the command line's build, not the tests'.
+cli: configure
+	cmake --build $(BUILD) -j $(JOBS) --target cotangent
+
+python: configure
+	cmake --build $(BUILD) -j $(JOBS) --target python
+
+demo: cli
 	$(BUILD)/cotangent run examples/quickstart.cot main --input examples/quickstart.json
 
 test: build fuzz-short
@@ -53,7 +63,7 @@ test-sanitize: deps $(ASAN_BUILD)/CMakeCache.txt
 $(FUZZ_BUILD)/CMakeCache.txt: | deps
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
-	  -DCOTANGENT_SANITIZE=ON -DCOTANGENT_FUZZ=ON -DCOTANGENT_TESTS=OFF
+	  -DCOTANGENT_SANITIZE=ON -DCOTANGENT_FUZZ=ON -DCOTANGENT_TESTS=OFF -DCOTANGENT_PYTHON=OFF
 
 fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_parse_check
