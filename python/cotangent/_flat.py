@@ -27,7 +27,7 @@ def ravel(*values):
     return flat, unravel
 
 
-def scipy_objective(f, *args, wrt, **kwargs):
+def scipy_objective(f, *args, wrt, maximize=False, **kwargs):
     """The objective of scipy.optimize.minimize(fun, x0, jac=True) for the scalar function f:
 
         fun, x0, unravel = cotangent.scipy_objective(m.loss, w0, b0, X, y, wrt=("w", "b"))
@@ -36,7 +36,8 @@ def scipy_objective(f, *args, wrt, **kwargs):
 
     args and kwargs are f's arguments, the parameters named in `wrt` at their starting values;
     fun(x) evaluates value_and_grad(f, *wrt) with those parameters read from the flat vector x
-    and returns (value, gradient as a flat vector)."""
+    and returns (value, gradient as a flat vector). With maximize=True, fun returns their
+    negatives, so that a minimizer maximizes f (a log-likelihood, say)."""
     from ._transforms import value_and_grad
     if isinstance(wrt, str):
         wrt = (wrt,)
@@ -64,6 +65,7 @@ def scipy_objective(f, *args, wrt, **kwargs):
         call.update(zip(wrt, unravel(x)))
         value, g = vg(**call)
         grads = g if len(wrt) > 1 else (g,)
-        return value, ravel(*grads)[0]
+        flat = ravel(*grads)[0]
+        return (-value, -flat) if maximize else (value, flat)
 
     return fun, x0, unravel

@@ -93,7 +93,11 @@ std::vector<py::handle> PyFunction::bind(const py::args& args, const py::kwargs&
 }
 
 std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(
-    const ArgumentLeaves& leaves) const {
+    ArgumentLeaves& leaves) const {
+  // The thread count is part of the key: compiled code sizes its team for the count it was
+  // compiled with (probing the system), and a call asking for another would probe again, at
+  // the cost of starting threads, on every call.
+  leaves.shape_key.push_back(options_.threads);
   {
     std::lock_guard<std::mutex> lock(cache_->mutex);
     auto it = cache_->entries.find(leaves.shape_key);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cotangent/cotangent.h"
+#include "python/leaves.h"
 
 namespace cotangent::python {
 
@@ -28,7 +29,7 @@ struct ShapeKeyHash {
   size_t operator()(const std::vector<int64_t>& key) const noexcept;
 };
 
-// Compiled code per combination of argument shapes.
+// Compiled code per combination of argument shapes (and thread count).
 struct CompileCache {
   struct Entry {
     CompiledFunction compiled;
@@ -62,8 +63,8 @@ class PyFunction {
   // keyword out= unless a parameter is named out.
   std::vector<pybind11::handle> bind(const pybind11::args& args, const pybind11::kwargs& kwargs,
                                      pybind11::handle* out) const;
-  std::shared_ptr<const CompileCache::Entry> compiled_for(
-      const struct ArgumentLeaves& leaves) const;
+  // The compiled code for the leaves' shapes (appends the thread count to their key).
+  std::shared_ptr<const CompileCache::Entry> compiled_for(ArgumentLeaves& leaves) const;
 
   Function fn_;
   CallOptions options_;
