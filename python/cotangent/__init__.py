@@ -10,7 +10,10 @@ and differentiate them with the language's derivative operators as transforms.
 docs/python.md is the tutorial and the reference.
 """
 
-from ._cotangent import Function, Module, load, loads
+import os as _os
+
+from . import _cotangent
+from ._cotangent import Function, Module
 from ._errors import CompileError, Diagnostic, Error, EvaluationError
 from ._flat import ravel, scipy_objective
 from ._transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
@@ -20,6 +23,25 @@ __all__ = [
     "grad", "hessian", "hvp", "jacobian", "jvp", "load", "loads", "ravel", "scipy_objective",
     "source", "value_and_grad", "vjp",
 ]
+
+
+def load(path, *, backend="native", threads=0, opt=None, max_while_iterations=100_000_000,
+         cache_dir=""):
+    """Loads the module in the file `path` (a str or os.PathLike): a Module, or CompileError
+    with every error of the module (or the file's, when it cannot be read). Options:
+    docs/python.md, "Loading"."""
+    path = _os.fspath(path)
+    return _cotangent.load(path, backend=backend, threads=threads, opt=opt,
+                           max_while_iterations=max_while_iterations,
+                           cache_dir=_os.fspath(cache_dir))
+
+
+def loads(source, name="<string>", *, backend="native", threads=0, opt=None,
+          max_while_iterations=100_000_000, cache_dir=""):
+    """Loads a module from the text `source`, named `name` in messages: as load()."""
+    return _cotangent.loads(source, name, backend=backend, threads=threads, opt=opt,
+                            max_while_iterations=max_while_iterations,
+                            cache_dir=_os.fspath(cache_dir))
 
 
 def source(f):

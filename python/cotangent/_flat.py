@@ -7,8 +7,11 @@ import numpy as np
 def ravel(*values):
     """ravel(a, b, ...) -> (flat, unravel): the values (arrays or numbers) concatenated into one
     float64 vector, and a function that splits such a vector back into a tuple of arrays with
-    the original shapes (0-d arrays become Python floats)."""
-    arrays = [np.asarray(v, dtype=np.float64) for v in values]
+    the original shapes and real dtypes (an f32 array comes back f32; numbers and 0-d arrays
+    come back as Python floats)."""
+    given = [np.asarray(v) for v in values]
+    dtypes = [a.dtype if a.dtype == np.float32 else np.float64 for a in given]
+    arrays = [a.astype(np.float64) for a in given]
     shapes = [a.shape for a in arrays]
     sizes = [a.size for a in arrays]
     flat = np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
@@ -18,8 +21,8 @@ def ravel(*values):
         if x.shape != (sum(sizes),):
             raise ValueError(f"unravel takes a vector of {sum(sizes)} values; given shape {x.shape}")
         parts, start = [], 0
-        for shape, size in zip(shapes, sizes):
-            part = x[start:start + size].reshape(shape)
+        for shape, size, dtype in zip(shapes, sizes, dtypes):
+            part = x[start:start + size].reshape(shape).astype(dtype)
             parts.append(float(part) if shape == () else part)
             start += size
         return tuple(parts)

@@ -2,6 +2,8 @@
 Function and the names (or positions) of its active parameters, none meaning every real
 parameter, and returns a new Function, so they compose."""
 
+import operator
+
 
 def _names(f, wrt):
     if len(wrt) == 1 and isinstance(wrt[0], (list, tuple)):
@@ -9,9 +11,13 @@ def _names(f, wrt):
     params = [p for p, _ in f.parameters]
     names = []
     for w in wrt:
-        if isinstance(w, bool) or not isinstance(w, (str, int)):
-            raise TypeError(f"active parameters are names or positions; given {w!r}")
-        if isinstance(w, int):
+        if not isinstance(w, str):
+            if isinstance(w, bool):
+                raise TypeError(f"active parameters are names or positions; given {w!r}")
+            try:
+                w = operator.index(w)  # int, numpy integers
+            except TypeError:
+                raise TypeError(f"active parameters are names or positions; given {w!r}") from None
             if not -len(params) <= w < len(params):
                 raise ValueError(f"{f.name} has {len(params)} parameters; position {w} is out of range")
             w = params[w]

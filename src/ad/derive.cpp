@@ -123,7 +123,7 @@ class Deriver {
     g.derivation.reset();
     ir::Atom ct = ir::Atom::real(1.0, f.result_type.elem);
     if (kind == ast::DerivKind::Vjp) {
-      ir::VarId c = g.new_var("ct", f.result_type);
+      ir::VarId c = g.new_var(ir::unique_name(param_names(g), "ct"), f.result_type);
       g.params.push_back(c);
       g.param_spans.push_back(f.span);
       ct = ir::Atom::of(c);

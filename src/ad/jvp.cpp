@@ -440,7 +440,8 @@ ir::Function jvp_function(const ir::Function& f, const std::vector<int>& wrt, Ru
   TangentMap tan;
   for (int w : wrt) {
     const ir::VarId p = f.params.at(static_cast<size_t>(w));
-    ir::VarId t = g.new_var("t_" + f.vars[static_cast<size_t>(p)].name, f.type_of(p));
+    ir::VarId t = g.new_var(
+        ir::unique_name(param_names(g), "t_" + f.vars[static_cast<size_t>(p)].name), f.type_of(p));
     g.params.push_back(t);
     g.param_spans.push_back(f.param_spans.at(static_cast<size_t>(w)));
     tan[p] = Tangent::value(ir::Atom::of(t));

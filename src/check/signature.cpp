@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/ir.h"
+
 namespace cot::check {
 namespace {
 
@@ -329,7 +331,8 @@ std::optional<Signature> derived_signature(ast::DerivKind kind, const Signature&
         return std::nullopt;
       }
       for (int w : wrt) {
-        s.param_names.push_back("t_" + base.param_names[static_cast<size_t>(w)]);
+        s.param_names.push_back(
+            ir::unique_name(s.param_names, "t_" + base.param_names[static_cast<size_t>(w)]));
         s.param_types.push_back(base.param_types[static_cast<size_t>(w)]);
         s.param_spans.push_back(base.param_spans[static_cast<size_t>(w)]);
       }
@@ -341,7 +344,7 @@ std::optional<Signature> derived_signature(ast::DerivKind kind, const Signature&
             "vjp needs a function with a real result; " + base.name + " returns " + r.to_string();
         return std::nullopt;
       }
-      s.param_names.push_back("ct");
+      s.param_names.push_back(ir::unique_name(s.param_names, "ct"));
       s.param_types.push_back(r);
       s.param_spans.push_back(base.span);
       s.result = one_or_tuple(active_types());

@@ -2755,7 +2755,7 @@ class Lowerer {
         st.span = s.span;
         st.help =
             "if it should run longer, raise the limit with --max-iterations N (0: no limit; in "
-            "the C++ API, EvalOptions::max_while_iterations)";
+            "the C++ API, EvalOptions::max_while_iterations; in Python, max_while_iterations=)";
         return site(std::move(st));
       }();
       Body b = nested([&] {

@@ -437,7 +437,8 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
                     "the while loop did not finish within " +
                         std::to_string(options_.max_while_iterations) + " iterations",
                     "if it should run longer, raise the limit with --max-iterations N (0: no "
-                    "limit; in the C++ API, EvalOptions::max_while_iterations)");
+                    "limit; in the C++ API, EvalOptions::max_while_iterations; in Python, "
+                    "max_while_iterations=)");
       }
       if (saving && !save()) return false;
       if (!run_block(op.body)) return false;

@@ -1,5 +1,6 @@
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_set>
 
@@ -53,6 +54,21 @@ std::string fresh_size_name(const Function& f, const std::string& hint) {
   std::string name = hint;
   for (int k = 2; taken.count(name) != 0; ++k) name = hint + "_" + std::to_string(k);
   return name;
+}
+
+std::string unique_name(const std::vector<std::string>& taken, const std::string& hint) {
+  auto used = [&](const std::string& n) {
+    return std::find(taken.begin(), taken.end(), n) != taken.end();
+  };
+  std::string name = hint;
+  for (int k = 2; used(name); ++k) name = hint + "_" + std::to_string(k);
+  return name;
+}
+
+std::vector<std::string> param_names(const Function& f) {
+  std::vector<std::string> names;
+  for (VarId p : f.params) names.push_back(f.vars[static_cast<size_t>(p)].name);
+  return names;
 }
 
 }  // namespace cot::ir

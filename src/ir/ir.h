@@ -220,6 +220,13 @@ struct Program {
 // The type of an atom in the given function.
 Type atom_type(const Function& f, const Atom& a);
 
+// `hint`, or `hint_2`, `hint_3`, ... : the first not in `taken`. Names the parameters a derived
+// function adds (a jvp's `t_x`, a vjp's `ct`) so that they never repeat one of the base's
+// (language.md §8: derived functions are called by parameter name from the Python package).
+std::string unique_name(const std::vector<std::string>& taken, const std::string& hint);
+// The names of f's parameters, in order.
+std::vector<std::string> param_names(const Function& f);
+
 // A size-variable name for `f` that no size variable and no variable of `f` has: `hint`, else
 // hint_2, hint_3, ... (the first free one).
 std::string fresh_size_name(const Function& f, const std::string& hint);

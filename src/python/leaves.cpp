@@ -1,5 +1,6 @@
 #include "python/leaves.h"
 
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -100,7 +101,10 @@ void collect_scalar(py::handle obj, DType t, const std::string& what, const std:
       slot.i64 = v;
     } else {
       const double v = PyLong_AsDouble(obj.ptr());
-      if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+      if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw py::value_error(what + " is " + spelling + "; given an int too large for it");
+      }
       slot.f64 = v;
       slot.f32 = static_cast<float>(v);
     }
@@ -124,6 +128,10 @@ void collect_scalar(py::handle obj, DType t, const std::string& what, const std:
     py::array c = leaf_array(a, t, what, spelling, keep);
     std::memcpy(slot.of(t), c.data(), dtype_size(t));
   }
+  if (t == DType::F32 && std::isfinite(slot.f64) && !std::isfinite(slot.f32)) {
+    throw py::value_error(what + " is " + spelling + "; given " +
+                          std::string(py::str(py::repr(obj))) + ", which f32 cannot hold");
+  }
   out.data.push_back(slot.of(t));
   out.dtypes.push_back(t);
   out.shape_key.push_back(0);
@@ -135,8 +143,16 @@ void collect_tensor(py::handle obj, const ValueKind& kind, const std::string& wh
   if (py::isinstance<py::array>(obj)) {
     a = py::reinterpret_borrow<py::array>(obj);
   } else if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
+    // Python numbers have no width: a list of floats fits an f32 tensor as a float fits an
+    // f32 scalar. Their kind must still fit (floats are not integers).
     try {
       a = py::module_::import("numpy").attr("asarray")(obj);
+      const char k = a.dtype().kind();
+      const bool numbers_of_kind = kind.dtype == DType::F32   ? (k == 'f' || k == 'i')
+                                   : kind.dtype == DType::F64 ? (k == 'f' || k == 'i')
+                                   : kind.dtype == DType::I64 ? k == 'i'
+                                                              : k == 'b';
+      if (numbers_of_kind) a = a.attr("astype")(dtype_of(kind.dtype));
     } catch (py::error_already_set& e) {
       throw py::value_error(what + " is " + kind.spelling +
                             "; given a list that is not an array: " + std::string(e.what()));
@@ -226,17 +242,31 @@ struct ResultBuilder {
   ResultLeaves r;
   size_t next = 0;
 
+  static bool overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+    const auto* alo = static_cast<const char*>(a);
+    const auto* blo = static_cast<const char*>(b);
+    return a_bytes > 0 && b_bytes > 0 && alo < blo + b_bytes && blo < alo + a_bytes;
+  }
+
+  // Compiled code may read an argument after writing a result, and writes each part of a
+  // result on its own: an out array may share memory with neither.
   void check_overlap(const py::array& a, const std::string& where) {
-    const auto* lo = static_cast<const char*>(a.data());
-    const char* hi = lo + a.nbytes();
+    const auto bytes = static_cast<size_t>(a.nbytes());
     for (size_t k = 0; k < arg_refs.size(); ++k) {
       int64_t n = 0;
       if (!Value::checked_numel(arg_refs[k].shape, &n)) continue;
-      const auto* alo = static_cast<const char*>(arg_refs[k].data);
-      const char* ahi = alo + n * static_cast<int64_t>(dtype_size(arg_refs[k].dtype));
-      if (lo < ahi && alo < hi) {
+      if (overlap(a.data(), bytes, arg_refs[k].data,
+                  static_cast<size_t>(n) * dtype_size(arg_refs[k].dtype))) {
         throw py::value_error(where + " overlaps argument leaf " + std::to_string(k + 1) +
                               ": compiled code may read an argument after writing its result");
+      }
+    }
+    for (size_t k = 0; k < r.arrays.size(); ++k) {
+      if (r.arrays[k].is_none()) continue;
+      auto other = py::reinterpret_borrow<py::array>(r.arrays[k]);
+      if (overlap(a.data(), bytes, other.data(), static_cast<size_t>(other.nbytes()))) {
+        throw py::value_error(where + " overlaps part " + std::to_string(k) +
+                              " of out: each part of the result needs its own memory");
       }
     }
   }

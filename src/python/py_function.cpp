@@ -92,8 +92,7 @@ std::vector<py::handle> PyFunction::bind(const py::args& args, const py::kwargs&
   return bound;
 }
 
-std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(
-    ArgumentLeaves& leaves) const {
+std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(ArgumentLeaves& leaves) const {
   // The thread count is part of the key: compiled code sizes its team for the count it was
   // compiled with (probing the system), and a call asking for another would probe again, at
   // the cost of starting threads, on every call.
