@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
@@ -34,9 +35,15 @@ class BuildWithCMake(build_py):
         subprocess.check_call(["cmake", "--build", build, "--target", "python", "-j",
                                str(os.cpu_count() or 1)])
         super().run()
-        built = glob.glob(os.path.join(build, "python", "cotangent", "_cotangent*.so"))
+        # The extension of this interpreter: a build directory configured for another Python
+        # holds one that this one cannot import.
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        built = glob.glob(os.path.join(build, "python", "cotangent", "_cotangent" + suffix))
         if not built:
-            raise RuntimeError(f"the CMake build in {build} made no extension module")
+            raise RuntimeError(
+                f"the CMake build in {build} has no _cotangent{suffix} for {sys.executable}; "
+                f"configure a build for it (COTANGENT_BUILD_DIR=another directory) or "
+                f"reconfigure this one with -DPython_EXECUTABLE={sys.executable}")
         target = os.path.join(self.build_lib, "cotangent")
         os.makedirs(target, exist_ok=True)
         for so in built:

@@ -132,6 +132,10 @@ class CompiledFunction {
   // The dtype and shape of every leaf of the arguments and of the result (data null).
   std::vector<TensorRef> input_leaves() const;
   std::vector<TensorRef> result_leaves() const;
+  // Per result leaf: whether the code writes it. False for a shape with more elements than a
+  // tensor may hold: the code fails with its error before it would write it, so the caller
+  // need not (and should not try to) allocate it.
+  std::vector<bool> result_leaves_need_memory() const;
   // A result of the compiled shapes, all zeros: memory to run into with the view form of
   // call(). Each tensor's storage is fresh, so the caller may write it, through raw_mut() of
   // any copy of the leaf (copies share storage). A rank-0 leaf is stored inside its Value

@@ -2,6 +2,7 @@
 // tuples; reals may also be the strings "inf", "-inf", "nan") and NumPy .npy files.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,6 +21,14 @@ struct ValueKind {
   int rank = 0;
   std::vector<ValueKind> elems;
   std::string spelling;  // the declared type as written, e.g. "f64[n, m]", for messages
+
+  // How many tensors a value of this kind holds (a tensor: 1; a tuple: its elements' leaves).
+  size_t leaf_count() const {
+    if (!is_tuple) return 1;
+    size_t n = 0;
+    for (const ValueKind& e : elems) n += e.leaf_count();
+    return n;
+  }
 };
 
 // Reads the arguments of a function from a JSON object with one entry per parameter.

@@ -18,6 +18,10 @@ from ._errors import CompileError, Diagnostic, Error, EvaluationError
 from ._flat import ravel, scipy_objective
 from ._transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 
+# GNU OpenMP's threads do not survive fork(): in a forked child (multiprocessing's default on
+# Linux) native code runs on one thread instead of waiting forever for the parent's.
+_os.register_at_fork(after_in_child=_cotangent._after_fork_in_child)
+
 __all__ = [
     "CompileError", "Diagnostic", "Error", "EvaluationError", "Function", "Module", "cost",
     "grad", "hessian", "hvp", "jacobian", "jvp", "load", "loads", "ravel", "scipy_objective",

@@ -10,14 +10,6 @@ namespace cotangent {
 
 namespace {
 
-Error plain_error(std::string message, std::string help = {}) {
-  Error e;
-  e.message = std::move(message);
-  e.help = std::move(help);
-  e.rendered = "error: " + e.message + "\n" + (e.help.empty() ? "" : "  help: " + e.help + "\n");
-  return e;
-}
-
 std::vector<TensorRef> refs_of(const std::vector<cot::codegen::Leaf>& leaves) {
   std::vector<TensorRef> out;
   out.reserve(leaves.size());
@@ -115,6 +107,12 @@ std::vector<TensorRef> CompiledFunction::input_leaves() const {
 
 std::vector<TensorRef> CompiledFunction::result_leaves() const {
   return refs_of(impl_->native.outputs());
+}
+
+std::vector<bool> CompiledFunction::result_leaves_need_memory() const {
+  std::vector<bool> out;
+  for (const cot::codegen::Leaf& l : impl_->native.outputs()) out.push_back(l.needs_memory);
+  return out;
 }
 
 Value CompiledFunction::zero_result() const {

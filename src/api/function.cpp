@@ -19,30 +19,8 @@ struct Function::Impl {
 
 namespace {
 
-FunctionInfo info_of(const cot::ir::Function& f) {
-  FunctionInfo info;
-  info.name = f.name;
-  info.from_prelude = f.from_prelude;
-  info.result_type = f.result_type.to_string();
-  info.result = kind_of(f.result_type);
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    const auto& t = f.type_of(f.params[i]);
-    info.params.push_back(
-        ParamInfo{f.vars[static_cast<size_t>(f.params[i])].name, t.to_string(), kind_of(t)});
-  }
-  return info;
-}
-
 const cot::ir::Function& ir_function(const Function::Impl& impl) {
   return *impl.program->find(impl.ir_name);
-}
-
-Error plain_error(std::string message, std::string help) {
-  Error e;
-  e.message = std::move(message);
-  e.help = std::move(help);
-  e.rendered = "error: " + e.message + "\n" + (e.help.empty() ? "" : "  help: " + e.help + "\n");
-  return e;
 }
 
 // Rebuilds arguments of the kinds `params` from leaves (tuples depth first): tensors without
@@ -61,13 +39,6 @@ bool shape_values(const ValueKind& kind, const std::vector<TensorRef>& leaves, s
   const TensorRef& l = leaves[next++];
   out = l.shape.empty() ? Value::zeros(l.dtype, {}) : Value::without_storage(l.dtype, l.shape);
   return true;
-}
-
-size_t leaf_count(const ValueKind& kind) {
-  if (!kind.is_tuple) return 1;
-  size_t n = 0;
-  for (const auto& e : kind.elems) n += leaf_count(e);
-  return n;
 }
 
 }  // namespace
@@ -158,7 +129,7 @@ Result<CompiledFunction> Function::compile(const std::vector<TensorRef>& arg_lea
   return guarded<CompiledFunction>([&]() -> Result<CompiledFunction> {
     const FunctionInfo& info = impl_->info;
     size_t wanted = 0;
-    for (const auto& p : info.params) wanted += leaf_count(p.kind);
+    for (const auto& p : info.params) wanted += p.kind.leaf_count();
     if (arg_leaves.size() != wanted) {
       return plain_error("`" + info.name + "` takes " + std::to_string(wanted) +
                              " argument leaves (tuples counted element by element), given " +

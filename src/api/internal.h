@@ -38,8 +38,12 @@ struct CompiledFunction::Impl {
 // A diagnostic as an API error, with its position and rendered text.
 Error to_error(const cot::SourceManager& sm, const cot::Diagnostic& d);
 
+// An error without a source position: "error: message" and the help.
+Error plain_error(std::string message, std::string help = {});
 // The structure of values of type `t`.
 ValueKind kind_of(const cot::Type& t);
+// The name, parameters and result of `f`, as the API describes them.
+FunctionInfo info_of(const cot::ir::Function& f);
 // "no function named ..." with the functions the module defines.
 Error no_function(const cot::ir::Program& p, const std::string& name);
 // The error of `fn` when it cannot run (one of `broken`), else nullopt.

@@ -54,6 +54,28 @@ std::vector<Error> to_errors(const cot::SourceManager& sm, std::vector<cot::Diag
 
 }  // namespace
 
+Error plain_error(std::string message, std::string help) {
+  Error e;
+  e.message = std::move(message);
+  e.help = std::move(help);
+  e.rendered = "error: " + e.message + "\n" + (e.help.empty() ? "" : "  help: " + e.help + "\n");
+  return e;
+}
+
+FunctionInfo info_of(const cot::ir::Function& f) {
+  FunctionInfo info;
+  info.name = f.name;
+  info.from_prelude = f.from_prelude;
+  info.result_type = f.result_type.to_string();
+  info.result = kind_of(f.result_type);
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const auto& t = f.type_of(f.params[i]);
+    info.params.push_back(
+        ParamInfo{f.vars[static_cast<size_t>(f.params[i])].name, t.to_string(), kind_of(t)});
+  }
+  return info;
+}
+
 ValueKind kind_of(const cot::Type& t) {
   ValueKind k;
   k.spelling = t.to_string();
@@ -280,17 +302,7 @@ std::vector<Error> Module::broken_functions() const {
 Result<FunctionInfo> Module::function(const std::string& name) const {
   const cot::ir::Function* f = impl_->program.find(name);
   if (!f || f->derivation) return no_function(impl_->program, name);
-  FunctionInfo info;
-  info.name = f->name;
-  info.from_prelude = f->from_prelude;
-  info.result_type = f->result_type.to_string();
-  info.result = kind_of(f->result_type);
-  for (size_t i = 0; i < f->params.size(); ++i) {
-    const auto& t = f->type_of(f->params[i]);
-    info.params.push_back(
-        ParamInfo{f->vars[static_cast<size_t>(f->params[i])].name, t.to_string(), kind_of(t)});
-  }
-  return info;
+  return info_of(*f);
 }
 
 std::optional<Error> check_arguments(const cot::ir::Function& f, const std::vector<Value>& args) {

@@ -168,6 +168,8 @@ PYBIND11_MODULE(_cotangent, m) {
       .def_property_readonly("opt_level", &PyModule::opt_level)
       .def("__repr__", [](const PyModule& mod) { return "<cotangent.Module " + mod.name() + ">"; });
 
+  m.def("_after_fork_in_child", &mark_forked_child,
+        "calls run on one thread from now on (os.register_at_fork's after_in_child)");
   m.def(
       "load",
       [](const std::string& path, const std::string& backend, int threads, std::optional<int> opt,

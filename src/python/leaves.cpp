@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "interp/tensor_ops.h"
+
 namespace py = pybind11;
 
 namespace cotangent::python {
@@ -77,9 +79,43 @@ py::array leaf_array(py::array a, DType t, const std::string& what, const std::s
                          " without losing values (convert it first, e.g. x.astype(np." +
                          std::string(py::str(dtype_of(t))) + "))");
   }
-  py::array copy = np.attr("ascontiguousarray")(a, dtype_of(t));
+  // np.array(copy=True): a new array, so aligned too (ascontiguousarray returns a contiguous but
+  // unaligned array as it is).
+  py::array copy = np.attr("array")(a, py::arg("dtype") = dtype_of(t), py::arg("order") = "C",
+                                    py::arg("copy") = true);
   keep.push_back(copy);
   return copy;
+}
+
+// np.asarray(obj) for what is not an array yet (NumPy scalars, lists, objects with __array__
+// such as a torch tensor on the CPU); what NumPy refuses is a TypeError or ValueError, as NumPy
+// raised it, naming the parameter; anything else (KeyboardInterrupt, MemoryError) passes through.
+py::array as_array(py::handle obj, const std::string& what, const std::string& spelling) {
+  try {
+    return py::module_::import("numpy").attr("asarray")(obj);
+  } catch (py::error_already_set& e) {
+    const bool value_error = e.matches(PyExc_ValueError);
+    if (!value_error && !e.matches(PyExc_TypeError)) throw;
+    const std::string text = what + " is " + spelling + "; given a " + type_name(obj) +
+                             " that is not an array: " + std::string(e.what());
+    if (value_error) throw py::value_error(text);  // a ragged list, say
+    throw py::type_error(text);
+  }
+}
+
+// A Python number into a real slot: an f32 parameter takes it rounded (Python numbers have no
+// width), but not one beyond f32's range, which would become inf.
+void set_real(ScalarSlot& slot, DType t, double v, py::handle obj, const std::string& what,
+              const std::string& spelling) {
+  if (t == DType::F64) {
+    slot.f64 = v;
+    return;
+  }
+  slot.f32 = cot::interp::to_f32(v);
+  if (std::isfinite(v) && !std::isfinite(slot.f32)) {
+    throw py::value_error(what + " is " + spelling + "; given " +
+                          std::string(py::str(py::repr(obj))) + ", which f32 cannot hold");
+  }
 }
 
 void collect_scalar(py::handle obj, DType t, const std::string& what, const std::string& spelling,
@@ -105,21 +141,15 @@ void collect_scalar(py::handle obj, DType t, const std::string& what, const std:
         PyErr_Clear();
         throw py::value_error(what + " is " + spelling + "; given an int too large for it");
       }
-      slot.f64 = v;
-      slot.f32 = static_cast<float>(v);
+      set_real(slot, t, v, obj, what, spelling);
     }
   } else if (PyFloat_Check(obj.ptr())) {
     if (!real) throw wrong("a float");
-    slot.f64 = PyFloat_AS_DOUBLE(obj.ptr());
-    slot.f32 = static_cast<float>(slot.f64);
+    set_real(slot, t, PyFloat_AS_DOUBLE(obj.ptr()), obj, what, spelling);
   } else {
     // NumPy scalars and 0-d arrays.
-    if (!py::isinstance<py::array>(obj) && !py::isinstance<py::int_>(obj) &&
-        !py::hasattr(obj, "dtype")) {
-      throw wrong(type_name(obj));
-    }
-    py::array a = py::array::ensure(obj);
-    if (!a) throw py::error_already_set();
+    if (!py::isinstance<py::array>(obj) && !py::hasattr(obj, "dtype")) throw wrong(type_name(obj));
+    py::array a = as_array(obj, what, spelling);
     if (a.ndim() != 0) {
       throw py::value_error(what + " is " + spelling + " (a scalar); given an array of shape " +
                             shape_text(a));
@@ -127,10 +157,6 @@ void collect_scalar(py::handle obj, DType t, const std::string& what, const std:
     std::vector<py::object> keep;
     py::array c = leaf_array(a, t, what, spelling, keep);
     std::memcpy(slot.of(t), c.data(), dtype_size(t));
-  }
-  if (t == DType::F32 && std::isfinite(slot.f64) && !std::isfinite(slot.f32)) {
-    throw py::value_error(what + " is " + spelling + "; given " +
-                          std::string(py::str(py::repr(obj))) + ", which f32 cannot hold");
   }
   out.data.push_back(slot.of(t));
   out.dtypes.push_back(t);
@@ -145,18 +171,15 @@ void collect_tensor(py::handle obj, const ValueKind& kind, const std::string& wh
   } else if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
     // Python numbers have no width: a list of floats fits an f32 tensor as a float fits an
     // f32 scalar. Their kind must still fit (floats are not integers).
-    try {
-      a = py::module_::import("numpy").attr("asarray")(obj);
-      const char k = a.dtype().kind();
-      const bool numbers_of_kind = kind.dtype == DType::F32   ? (k == 'f' || k == 'i')
-                                   : kind.dtype == DType::F64 ? (k == 'f' || k == 'i')
-                                   : kind.dtype == DType::I64 ? k == 'i'
-                                                              : k == 'b';
-      if (numbers_of_kind) a = a.attr("astype")(dtype_of(kind.dtype));
-    } catch (py::error_already_set& e) {
-      throw py::value_error(what + " is " + kind.spelling +
-                            "; given a list that is not an array: " + std::string(e.what()));
+    a = as_array(obj, what, kind.spelling);
+    const char k = a.dtype().kind();
+    const bool real = kind.dtype == DType::F32 || kind.dtype == DType::F64;
+    if ((real && (k == 'f' || k == 'i')) || (kind.dtype == DType::I64 && k == 'i')) {
+      a = a.attr("astype")(dtype_of(kind.dtype));
     }
+    out.keep.push_back(a);
+  } else if (py::hasattr(obj, "__array__") || py::hasattr(obj, "__array_interface__")) {
+    a = as_array(obj, what, kind.spelling);  // a view where NumPy can make one
     out.keep.push_back(a);
   } else {
     throw py::type_error(what + " is " + kind.spelling + ": expected a NumPy array; given " +
@@ -237,6 +260,7 @@ namespace {
 
 struct ResultBuilder {
   const std::vector<TensorRef>& leaves;
+  const std::vector<bool>& need_memory;
   const ArgumentLeaves& args;
   const std::vector<TensorRef> arg_refs;
   ResultLeaves r;
@@ -307,8 +331,8 @@ struct ResultBuilder {
       return;
     }
     int64_t n = 0;
-    if (!Value::checked_numel(l.shape, &n)) {
-      // A shape that cannot be built: the code fails before it would write it.
+    if (!need_memory.at(next - 1) || !Value::checked_numel(l.shape, &n)) {
+      // A shape that cannot be built: the code fails with its error before it would write it.
       r.data.push_back(nullptr);
       r.arrays.push_back(py::none());
       return;
@@ -367,8 +391,10 @@ py::object result_walk(const ValueKind& kind, ResultLeaves& r, size_t& next) {
 }  // namespace
 
 ResultLeaves result_memory(const ValueKind& kind, const std::vector<TensorRef>& leaves,
-                           py::handle out, const ArgumentLeaves& args) {
-  ResultBuilder b{leaves, args, out.is_none() ? std::vector<TensorRef>{} : leaf_refs(args), {}};
+                           const std::vector<bool>& need_memory, py::handle out,
+                           const ArgumentLeaves& args) {
+  ResultBuilder b{
+      leaves, need_memory, args, out.is_none() ? std::vector<TensorRef>{} : leaf_refs(args), {}};
   b.r.data.reserve(leaves.size());
   b.r.arrays.reserve(leaves.size());
   b.r.scalars.reserve(leaves.size());

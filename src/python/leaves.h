@@ -54,8 +54,10 @@ struct ResultLeaves {
 // does not fit (wrong structure, dtype or shape; not C-contiguous or not writeable).
 // An `out` array may not overlap an argument (compiled code may read an argument after writing
 // a result).
+// A leaf that does not need memory (CompiledFunction::result_leaves_need_memory) gets none.
 ResultLeaves result_memory(const ValueKind& kind, const std::vector<TensorRef>& leaves,
-                           pybind11::handle out, const ArgumentLeaves& args);
+                           const std::vector<bool>& need_memory, pybind11::handle out,
+                           const ArgumentLeaves& args);
 // The Python value of a result: arrays for tensors, numbers for scalars, tuples for tuples.
 pybind11::object result_object(const ValueKind& kind, ResultLeaves& r);
 

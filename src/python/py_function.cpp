@@ -1,5 +1,6 @@
 #include "python/py_function.h"
 
+#include <atomic>
 #include <utility>
 
 #include "python/errors.h"
@@ -11,20 +12,23 @@ namespace cotangent::python {
 
 namespace {
 
-size_t leaf_count(const ValueKind& kind) {
-  if (!kind.is_tuple) return 1;
-  size_t n = 0;
-  for (const auto& e : kind.elems) n += leaf_count(e);
-  return n;
-}
-
 std::vector<ValueKind> param_kinds(const Function& fn) {
   std::vector<ValueKind> kinds;
   for (const auto& p : fn.info().params) kinds.push_back(p.kind);
   return kinds;
 }
 
+// Process state (a fact about this process, like its pid), not program state.
+std::atomic<bool>& forked_child() {
+  static std::atomic<bool> forked{false};
+  return forked;
+}
+
 }  // namespace
+
+void mark_forked_child() {
+  forked_child().store(true);
+}
 
 size_t ShapeKeyHash::operator()(const std::vector<int64_t>& key) const noexcept {
   size_t h = key.size();
@@ -39,9 +43,13 @@ PyFunction::PyFunction(Function fn, CallOptions options, std::shared_ptr<Compile
     : fn_(std::move(fn)), options_(std::move(options)), cache_(std::move(cache)) {
   for (const auto& p : fn_.info().params) {
     what_.push_back("parameter `" + p.name + "` of `" + fn_.name() + "`");
-    leaf_count_ += leaf_count(p.kind);
+    leaf_count_ += p.kind.leaf_count();
     if (p.name == "out") has_out_param_ = true;
   }
+}
+
+int PyFunction::threads() const {
+  return forked_child().load() ? 1 : options_.threads;
 }
 
 std::string PyFunction::signature() const {
@@ -56,9 +64,9 @@ std::string PyFunction::signature() const {
 std::vector<py::handle> PyFunction::bind(const py::args& args, const py::kwargs& kwargs,
                                          py::handle* out) const {
   const auto& params = fn_.info().params;
-  const std::string who = fn_.name() + "()";
+  auto who = [&] { return fn_.name() + "()"; };  // built only for a message
   if (args.size() > params.size()) {
-    throw py::type_error(who + " takes " + std::to_string(params.size()) + " argument" +
+    throw py::type_error(who() + " takes " + std::to_string(params.size()) + " argument" +
                          (params.size() == 1 ? "" : "s") + " but " + std::to_string(args.size()) +
                          " were given");
   }
@@ -73,10 +81,10 @@ std::vector<py::handle> PyFunction::bind(const py::args& args, const py::kwargs&
     size_t k = 0;
     while (k < params.size() && params[k].name != name) ++k;
     if (k == params.size()) {
-      throw py::type_error(who + " got an unexpected keyword argument '" + name +
+      throw py::type_error(who() + " got an unexpected keyword argument '" + name +
                            "' (its parameters: " + signature() + ")");
     }
-    if (bound[k]) throw py::type_error(who + " got multiple values for argument '" + name + "'");
+    if (bound[k]) throw py::type_error(who() + " got multiple values for argument '" + name + "'");
     bound[k] = value;
   }
   std::string missing;
@@ -86,7 +94,7 @@ std::vector<py::handle> PyFunction::bind(const py::args& args, const py::kwargs&
     missing += (n_missing++ ? ", '" : "'") + params[k].name + "'";
   }
   if (n_missing > 0) {
-    throw py::type_error(who + " missing " + std::to_string(n_missing) + " required argument" +
+    throw py::type_error(who() + " missing " + std::to_string(n_missing) + " required argument" +
                          (n_missing == 1 ? "" : "s") + ": " + missing + " (" + signature() + ")");
   }
   return bound;
@@ -96,7 +104,7 @@ std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(ArgumentLeav
   // The thread count is part of the key: compiled code sizes its team for the count it was
   // compiled with (probing the system), and a call asking for another would probe again, at
   // the cost of starting threads, on every call.
-  leaves.shape_key.push_back(options_.threads);
+  leaves.shape_key.push_back(threads());
   {
     std::lock_guard<std::mutex> lock(cache_->mutex);
     auto it = cache_->entries.find(leaves.shape_key);
@@ -104,7 +112,7 @@ std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(ArgumentLeav
   }
   const std::vector<TensorRef> refs = leaf_refs(leaves);
   CompileOptions co;
-  co.threads = options_.threads;
+  co.threads = threads();
   co.max_while_iterations = options_.max_while_iterations;
   co.cache_dir = options_.cache_dir;
   Result<CompiledFunction> r = [&] {
@@ -112,8 +120,8 @@ std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(ArgumentLeav
     return fn_.compile(refs, co);
   }();
   CompiledFunction compiled = take(std::move(r), ErrorClass::Evaluation);
-  auto entry = std::make_shared<const CompileCache::Entry>(
-      CompileCache::Entry{compiled, compiled.result_leaves()});
+  auto entry = std::make_shared<const CompileCache::Entry>(CompileCache::Entry{
+      compiled, compiled.result_leaves(), compiled.result_leaves_need_memory()});
   std::lock_guard<std::mutex> lock(cache_->mutex);
   return cache_->entries.emplace(leaves.shape_key, std::move(entry)).first->second;
 }
@@ -141,10 +149,11 @@ py::object PyFunction::call(const py::args& args, const py::kwargs& kwargs) cons
     return from_value(take(std::move(r), ErrorClass::Evaluation));
   }
   std::shared_ptr<const CompileCache::Entry> entry = compiled_for(leaves);
-  ResultLeaves results = result_memory(fn_.info().result, entry->results, out, leaves);
+  ResultLeaves results =
+      result_memory(fn_.info().result, entry->results, entry->results_need_memory, out, leaves);
   Result<bool> r = [&] {
     py::gil_scoped_release release;
-    return entry->compiled.call_unchecked(leaves.data.data(), results.data.data(), options_.threads,
+    return entry->compiled.call_unchecked(leaves.data.data(), results.data.data(), threads(),
                                           options_.max_while_iterations);
   }();
   if (!r.ok()) raise_errors(ErrorClass::Evaluation, r.errors());
@@ -177,11 +186,21 @@ py::dict PyFunction::cost(const py::args& args, const py::kwargs& kwargs) const 
 }
 
 PyFunction PyFunction::derivative(DerivativeKind kind, const std::vector<std::string>& wrt) const {
+  std::string key = std::to_string(static_cast<int>(kind)) + "(";
+  for (const auto& w : wrt) key += w + ",";
+  {
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    auto it = cache_->derived.find(key);
+    if (it != cache_->derived.end()) return it->second->with_options(options_);
+  }
   Result<Function> r = [&] {
     py::gil_scoped_release release;
     return fn_.derivative(kind, wrt);
   }();
-  return PyFunction(take(std::move(r), ErrorClass::Compile), options_);
+  auto built =
+      std::make_shared<const PyFunction>(take(std::move(r), ErrorClass::Compile), options_);
+  std::lock_guard<std::mutex> lock(cache_->mutex);
+  return *cache_->derived.emplace(key, std::move(built)).first->second;
 }
 
 PyFunction PyFunction::with_options(const CallOptions& options) const {

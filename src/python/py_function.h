@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,15 +30,26 @@ struct ShapeKeyHash {
   size_t operator()(const std::vector<int64_t>& key) const noexcept;
 };
 
-// Compiled code per combination of argument shapes (and thread count).
+class PyFunction;
+
+// What a function's copies (with_options) share: compiled code per combination of argument
+// shapes (and thread count), and the derived functions built from it, so that
+// `cotangent.grad(f)(x)` in a loop differentiates and compiles once, as jax.jit caches.
 struct CompileCache {
   struct Entry {
     CompiledFunction compiled;
     std::vector<TensorRef> results;  // the result leaves' dtypes and shapes
+    std::vector<bool> results_need_memory;
   };
   std::mutex mutex;
   std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Entry>, ShapeKeyHash> entries;
+  std::map<std::string, std::shared_ptr<const PyFunction>> derived;  // by "kind(wrt, ...)"
 };
+
+// Calls in a process forked from one that ran parallel code run on one thread: GNU OpenMP's
+// threads do not survive fork(), and a child entering a parallel region would wait for them
+// forever. Set by the package's os.register_at_fork hook (python/cotangent/__init__.py).
+void mark_forked_child();
 
 class PyFunction {
  public:
@@ -63,6 +75,8 @@ class PyFunction {
   // keyword out= unless a parameter is named out.
   std::vector<pybind11::handle> bind(const pybind11::args& args, const pybind11::kwargs& kwargs,
                                      pybind11::handle* out) const;
+  // The thread count of calls: the options', or 1 in a forked child.
+  int threads() const;
   // The compiled code for the leaves' shapes (appends the thread count to their key).
   std::shared_ptr<const CompileCache::Entry> compiled_for(ArgumentLeaves& leaves) const;
 
