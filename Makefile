@@ -103,8 +103,8 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 # Benchmarks (docs/benchmarks.md): the op-count ratios over the corpus, the scaling of the
-# introduction programs beside PyTorch, native code beside hand-written C++ and GradBench's
-# evals beside PyTorch, built in their
+# introduction programs beside PyTorch, native code beside hand-written C++, GradBench's
+# evals beside PyTorch and the Python package's per-call overhead, built in their
 # own directory; refreshes the tables of docs/benchmarks.md and its plots in place.
 BENCH_BUILD ?= build-bench
 .PHONY: bench
@@ -113,6 +113,7 @@ bench: deps
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_intro_scaling.sh
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_native.sh
 	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_gradbench.sh
+	BENCH_BUILD=$(BENCH_BUILD) bash bench/run_python_overhead.sh
 	python3 bench/update_docs.py $(BENCH_BUILD)/results docs/benchmarks.md
 
 clean:

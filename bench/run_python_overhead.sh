@@ -23,7 +23,7 @@ for round in $(seq "$ROUNDS"); do
   for c in tiny scale gmm_grad; do
     calls=100000
     if [ "$c" = gmm_grad ]; then calls=20; fi
-    "${PIN[@]}" "$BENCH_BUILD/call_overhead" "$c" "$calls" >> "$RAW"
+    "${PIN[@]}" "$BENCH_BUILD/bench/call_overhead" "$c" "$calls" >> "$RAW"
     "${PIN[@]}" /usr/bin/python3 "$ROOT/bench/python/call_overhead.py" "$c" "$calls" >> "$RAW"
     if [ "$c" != tiny ]; then
       "${PIN[@]}" /usr/bin/python3 "$ROOT/bench/python/call_overhead.py" "$c" "$calls" --out >> "$RAW"

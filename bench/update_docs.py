@@ -16,7 +16,7 @@ import sys
 def main():
     results, doc = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     text = doc.read_text()
-    for name in ("cost_ratios", "intro_scaling", "native", "gradbench"):
+    for name in ("cost_ratios", "intro_scaling", "native", "gradbench", "python_overhead"):
         src = results / f"{name}.md"
         if not src.exists():
             print(f"update_docs: no {src}, block {name} unchanged", file=sys.stderr)

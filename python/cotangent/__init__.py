@@ -35,6 +35,8 @@ def load(path, *, backend="native", threads=0, opt=None, max_while_iterations=10
     with every error of the module (or the file's, when it cannot be read). Options:
     docs/python.md, "Loading"."""
     path = _os.fspath(path)
+    if isinstance(path, str) and "\n" in path and not _os.path.exists(path):
+        raise TypeError("load takes the path of a file; to load source text, use cotangent.loads")
     return _cotangent.load(path, backend=backend, threads=threads, opt=opt,
                            max_while_iterations=max_while_iterations,
                            cache_dir=_os.fspath(cache_dir))

@@ -5,27 +5,41 @@ import numpy as np
 
 
 def ravel(*values):
-    """ravel(a, b, ...) -> (flat, unravel): the values (arrays or numbers) concatenated into one
-    float64 vector, and a function that splits such a vector back into a tuple of arrays with
-    the original shapes and real dtypes (an f32 array comes back f32; numbers and 0-d arrays
-    come back as Python floats)."""
-    given = [np.asarray(v) for v in values]
-    dtypes = [a.dtype if a.dtype == np.float32 else np.float64 for a in given]
-    arrays = [a.astype(np.float64) for a in given]
-    shapes = [a.shape for a in arrays]
-    sizes = [a.size for a in arrays]
-    flat = np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
+    """ravel(a, b, ...) -> (flat, unravel): the values (arrays, numbers, and tuples of them, as
+    tuple parameters take) concatenated into one float64 vector, and a function that splits
+    such a vector back into a tuple of the same structure, shapes and real dtypes (an f32
+    array comes back f32; numbers and 0-d arrays come back as Python floats)."""
+    leaves = []  # (shape, dtype) per array, depth first
+
+    def flatten(v):
+        if isinstance(v, tuple):
+            return tuple(flatten(e) for e in v)
+        a = np.asarray(v)
+        leaves.append((a.shape, a.dtype if a.dtype == np.float32 else np.dtype(np.float64),
+                       a.astype(np.float64).ravel()))
+        return None
+
+    structure = tuple(flatten(v) for v in values)
+    total = sum(part.size for _, _, part in leaves)
+    flat = np.concatenate([part for _, _, part in leaves]) if leaves else np.zeros(0)
 
     def unravel(x):
         x = np.asarray(x, dtype=np.float64)
-        if x.shape != (sum(sizes),):
-            raise ValueError(f"unravel takes a vector of {sum(sizes)} values; given shape {x.shape}")
-        parts, start = [], 0
-        for shape, size, dtype in zip(shapes, sizes, dtypes):
-            part = x[start:start + size].reshape(shape).astype(dtype)
-            parts.append(float(part) if shape == () else part)
-            start += size
-        return tuple(parts)
+        if x.shape != (total,):
+            raise ValueError(f"unravel takes a vector of {total} values; given shape {x.shape}")
+        it = iter(leaves)
+        start = 0
+
+        def build(node):
+            nonlocal start
+            if isinstance(node, tuple):
+                return tuple(build(e) for e in node)
+            shape, dtype, part = next(it)
+            piece = x[start:start + part.size].reshape(shape).astype(dtype)
+            start += part.size
+            return float(piece) if shape == () else piece
+
+        return build(structure)
 
     return flat, unravel
 
@@ -41,9 +55,12 @@ def scipy_objective(f, *args, wrt, maximize=False, **kwargs):
     fun(x) evaluates value_and_grad(f, *wrt) with those parameters read from the flat vector x
     and returns (value, gradient as a flat vector). With maximize=True, fun returns their
     negatives, so that a minimizer maximizes f (a log-likelihood, say)."""
-    from ._transforms import value_and_grad
-    if isinstance(wrt, str):
+    from ._transforms import _names, value_and_grad
+    if isinstance(wrt, (str, int)) or not hasattr(wrt, "__iter__"):
         wrt = (wrt,)
+    wrt = _names(f, tuple(wrt))
+    if not wrt:
+        raise ValueError("scipy_objective needs the parameters to fit: wrt=(name, ...)")
     names = [p for p, _ in f.parameters]
     if len(args) > len(names):
         raise TypeError(f"{f.name}() takes {len(names)} arguments but {len(args)} were given")

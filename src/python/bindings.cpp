@@ -58,14 +58,18 @@ class PyModule {
   PyModule(Module m, CallOptions options, std::string name)
       : module_(std::move(m)), options_(std::move(options)), name_(std::move(name)) {}
 
-  PyFunction get(const std::string& fn) {
+  // The same Python object each time (`m.f is m.f`), found without building anything.
+  py::object get(const std::string& fn) {
     auto it = functions_.find(fn);
     if (it != functions_.end()) return it->second;
     Result<Function> r = module_.get(fn);
     if (!r.ok()) raise_errors(ErrorClass::Compile, r.errors());
-    return functions_.emplace(fn, PyFunction(std::move(r).value(), options_)).first->second;
+    return functions_.emplace(fn, py::cast(PyFunction(std::move(r).value(), options_)))
+        .first->second;
   }
-  bool has(const std::string& fn) const { return module_.function(fn).ok(); }
+  bool has(const std::string& fn) const {
+    return functions_.count(fn) != 0 || module_.function(fn).ok();
+  }
   std::vector<std::string> functions(bool prelude) const { return module_.function_names(prelude); }
   const std::string& name() const { return name_; }
   int opt_level() const { return module_.opt_level(); }
@@ -75,7 +79,7 @@ class PyModule {
   Module module_;
   CallOptions options_;
   std::string name_;
-  std::map<std::string, PyFunction> functions_;  // touched only with the GIL held
+  std::map<std::string, py::object> functions_;  // touched only with the GIL held
 };
 
 PyModule load_module(Result<Module> r, CallOptions options, std::string name) {

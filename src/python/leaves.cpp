@@ -217,6 +217,7 @@ ArgumentLeaves::ArgumentLeaves(size_t leaves) {
   dtypes.reserve(leaves);
   shape_key.reserve(leaves * 3);
   scalars.reserve(leaves);
+  owner.reserve(leaves);
 }
 
 void collect_argument(py::handle obj, const ValueKind& kind, const std::string& what,
@@ -281,7 +282,8 @@ struct ResultBuilder {
       if (!Value::checked_numel(arg_refs[k].shape, &n)) continue;
       if (overlap(a.data(), bytes, arg_refs[k].data,
                   static_cast<size_t>(n) * dtype_size(arg_refs[k].dtype))) {
-        throw py::value_error(where + " overlaps argument leaf " + std::to_string(k + 1) +
+        throw py::value_error(where + " overlaps the memory of " +
+                              (args.what ? args.what->at(args.owner.at(k)) : "an argument") +
                               ": compiled code may read an argument after writing its result");
       }
     }
@@ -305,11 +307,8 @@ struct ResultBuilder {
       const int flags = py::detail::array_proxy(a.ptr())->flags;
       const std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
       if (!same_dtype(a.dtype(), l.dtype) || shape != l.shape) {
-        std::string want = std::string(dtype_name(l.dtype)) + "[";
-        for (size_t k = 0; k < l.shape.size(); ++k) {
-          want += (k ? ", " : "") + std::to_string(l.shape[k]);
-        }
-        throw py::value_error(where + " must be " + want + "]; given an array of dtype " +
+        const std::string want = cot::interp::type_string(cot::interp::scalar_of(l.dtype), l.shape);
+        throw py::value_error(where + " must be " + want + "; given an array of dtype " +
                               std::string(py::str(a.dtype())) + " and shape " + shape_text(a));
       }
       if ((flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) == 0 ||

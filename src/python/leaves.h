@@ -29,9 +29,11 @@ struct ArgumentLeaves {
   explicit ArgumentLeaves(size_t leaves);
   std::vector<const void*> data;
   std::vector<DType> dtypes;
-  std::vector<int64_t> shape_key;      // every leaf's rank then dimensions: the compile cache's key
-  std::vector<ScalarSlot> scalars;     // one per leaf, reserved: pointers into it stay valid
-  std::vector<pybind11::object> keep;  // arrays converted for this call
+  std::vector<int64_t> shape_key;   // every leaf's rank then dimensions: the compile cache's key
+  std::vector<ScalarSlot> scalars;  // one per leaf, reserved: pointers into it stay valid
+  std::vector<size_t> owner;        // per leaf: the parameter it belongs to
+  const std::vector<std::string>* what = nullptr;  // per parameter: its name in messages
+  std::vector<pybind11::object> keep;              // arrays converted for this call
 };
 
 // Appends the leaves of `obj`, an argument of kind `kind`, to `out`; `what` names it in

@@ -131,8 +131,10 @@ py::object PyFunction::call(const py::args& args, const py::kwargs& kwargs) cons
   const std::vector<py::handle> bound = bind(args, kwargs, &out);
   const auto& params = fn_.info().params;
   ArgumentLeaves leaves(leaf_count_);
+  leaves.what = &what_;
   for (size_t k = 0; k < params.size(); ++k) {
     collect_argument(bound[k], params[k].kind, what_[k], leaves);
+    leaves.owner.resize(leaves.data.size(), k);
   }
   if (options_.backend == Backend::Interpreter) {
     if (!out.is_none()) {

@@ -89,18 +89,18 @@ def test_contiguous_arguments_are_used_in_place(mod):
     # The overlap check compares out with the memory the compiled code reads: it sees the
     # argument's own memory, so the argument was not copied.
     base = np.arange(8.0)
-    with pytest.raises(ValueError, match="overlaps argument leaf 1"):
+    with pytest.raises(ValueError, match="overlaps the memory of parameter `x`"):
         mod.ident(base[:4], out=base[2:6])
     # A read-only view is read in place too.
     ro = base[:4]
     ro.flags.writeable = False
-    with pytest.raises(ValueError, match="overlaps argument leaf 2"):
+    with pytest.raises(ValueError, match="overlaps the memory of parameter `y`"):
         mod.add(np.ones(4), ro, out=base[3:7])
     # Inside a tuple argument, and for an f32 argument of an f32 parameter.
-    with pytest.raises(ValueError, match="overlaps argument leaf 1"):
+    with pytest.raises(ValueError, match="overlaps the memory of parameter `p`"):
         mod.first((base[:3], 2.0), np.ones(3), out=base[:3])
     b32 = np.arange(4.0, dtype=np.float32)
-    with pytest.raises(ValueError, match="overlaps argument leaf 1"):
+    with pytest.raises(ValueError, match="overlaps the memory of parameter `x`"):
         mod.scale32(b32, 2.0, out=b32)
     np.testing.assert_array_equal(b32, [0.0, 1.0, 2.0, 3.0])
     # An f32 array given to an f64 parameter is converted: a copy, which out may overlap.

@@ -102,3 +102,37 @@ def test_a_result_too_large_to_hold_is_the_languages_error_not_numpys(mod):
         mod.big(np.zeros(400))
     assert "268435456" in str(info.value), str(info.value)
     assert info.value.file == "process.cot"
+
+
+def test_scipy_objective_takes_tuple_parameters_and_positions():
+    m = cotangent.loads("""
+def energy(p: (f64, f64[n]), c: f64) -> f64 {
+  let (s, v) = p
+  (s - c) ^ 2 + sum i. (v[i] - s) ^ 2
+}""")
+    start = (0.0, np.array([1.0, 2.0, 3.0]))
+    fun, x0, unravel = cotangent.scipy_objective(m.energy, start, 1.5, wrt=0)
+    np.testing.assert_array_equal(x0, [0.0, 1.0, 2.0, 3.0])
+    value, grad = fun(x0)
+    assert value == 1.5**2 + 1.0 + 4.0 + 9.0
+    # d/ds = 2 (s - c) - 2 sum (v - s);  d/dv = 2 (v - s)
+    np.testing.assert_array_equal(grad, [2 * (0.0 - 1.5) - 2 * 6.0, 2.0, 4.0, 6.0])
+    ((s, v),) = unravel(x0)  # one entry per parameter fitted; p is a tuple
+    assert s == 0.0 and isinstance(s, float)
+    np.testing.assert_array_equal(v, start[1])
+
+
+def test_module_functions_are_the_same_object_each_time(mod):
+    assert mod.sq is mod.sq
+    assert mod["sq"] is mod.sq
+
+
+def test_out_overlapping_an_argument_names_the_parameter(mod):
+    x = np.linspace(0.0, 1.0, 6)
+    with pytest.raises(ValueError, match=r"overlaps the memory of parameter `x` of `heavy`"):
+        mod.heavy(x, out=x)
+
+
+def test_load_of_source_text_points_to_loads():
+    with pytest.raises(TypeError, match="use cotangent.loads"):
+        cotangent.load("def f(x: f64) -> f64 {\n  x\n}")
