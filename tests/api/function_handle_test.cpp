@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "cotangent/cotangent.h"
+#include "interp/interp_test_util.h"
 
 namespace cotangent {
 namespace COTANGENT_TEST_UNIT {
+
+using cot::interp::testing::vec;
 
 const char* const kSource = R"(
 def cubic(x: f64[n], a: f64) -> f64 {
@@ -24,12 +27,6 @@ def hvp_in_source(x: f64[n], a: f64, v: f64[n]) -> (f64[n], f64[n]) {
   jvp(grad(cubic, x), x)(x, a, v)
 }
 )";
-
-Value vec(const std::vector<double>& xs) {
-  Value v = Value::zeros(DType::F64, {static_cast<int64_t>(xs.size())});
-  std::copy(xs.begin(), xs.end(), v.f64_mut().begin());
-  return v;
-}
 
 Module load() {
   auto m = Module::from_string(kSource, "handle.cot");
