@@ -116,8 +116,8 @@ PYBIND11_MODULE(_cotangent, m) {
            })
       .def(
           "with_options",
-          [](const PyFunction& f, std::optional<std::string> backend, std::optional<int> threads,
-             std::optional<int64_t> max_while_iterations) {
+          [](const PyFunction& f, const std::optional<std::string>& backend,
+             std::optional<int> threads, std::optional<int64_t> max_while_iterations) {
             const CallOptions& o = f.options();
             return f.with_options(
                 call_options(backend.value_or(backend_name(o.backend)), threads.value_or(o.threads),

@@ -436,6 +436,7 @@ std::vector<Value> to_values(const std::vector<ValueKind>& params, const Argumen
     return v;
   };
   std::vector<Value> out;
+  out.reserve(params.size());
   for (const auto& p : params) out.push_back(build(build, p));
   return out;
 }
