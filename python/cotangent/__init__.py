@@ -10,6 +10,7 @@ and differentiate them with the language's derivative operators as transforms.
 docs/python.md is the tutorial and the reference.
 """
 
+import inspect as _inspect
 import os as _os
 
 from . import _cotangent
@@ -17,6 +18,18 @@ from ._cotangent import Function, Module
 from ._errors import CompileError, Diagnostic, Error, EvaluationError
 from ._flat import ravel, scipy_objective
 from ._transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+
+def _signature(f):
+    """inspect.signature(f): the parameters with their types as written, and out=."""
+    names = [name for name, _ in f.parameters]
+    params = [_inspect.Parameter(name, _inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typ)
+              for name, typ in f.parameters]
+    if "out" not in names:
+        params.append(_inspect.Parameter("out", _inspect.Parameter.KEYWORD_ONLY, default=None))
+    return _inspect.Signature(params, return_annotation=f.result_type)
+
+
+Function.__signature__ = property(_signature)
 
 # GNU OpenMP's threads do not survive fork(): in a forked child (multiprocessing's default on
 # Linux) native code runs on one thread instead of waiting forever for the parent's.

@@ -136,3 +136,9 @@ def test_out_overlapping_an_argument_names_the_parameter(mod):
 def test_load_of_source_text_points_to_loads():
     with pytest.raises(TypeError, match="use cotangent.loads"):
         cotangent.load("def f(x: f64) -> f64 {\n  x\n}")
+
+
+def test_inspect_signature_shows_parameters_types_and_out(mod):
+    import inspect
+    sig = inspect.signature(cotangent.grad(mod.sq))
+    assert str(sig) == "(x: 'f64[n]', *, out=None) -> 'f64[n]'"
