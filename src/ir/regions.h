@@ -2,32 +2,79 @@
 #pragma once
 
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/match.h"
 
 namespace cot::ir {
 
-// Calls fn(block) for every region of a statement (a while-loop's condition before its body,
-// an if's then-branch before its else-branch). Works on const and non-const statements.
+// What opens a block, as walkers see it: the function's body, the index variables of a
+// generator, reduction or scatter-add, a guard's predicate (it holds inside), a branch of an
+// if, a for-loop's body (its counter and trip count), a while-loop's condition or body.
+struct RegionFrame {
+  enum class Kind { Body, Index, Guard, IfBranch, ForBody, WhileBody, WhileCond };
+  Kind kind = Kind::Body;
+  std::vector<IndexVar> ivars;  // Index: the gen/reduce/accum index variables
+  Pred pred;                    // Guard: its predicate (holds inside)
+  VarId iter = -1;              // ForBody: the counter
+  Atom count;                   // ForBody: the trip count
+};
+
+// Calls fn(frame, block) for every region of a statement, in evaluation order (a while-loop's
+// condition before its body, an if's then-branch before its else-branch). The one place that
+// knows where each Op kind keeps its regions: a new kind fails to compile here (ir/match.h).
+// Works on const and non-const statements.
+template <class StmtT, class Fn>
+void for_each_region_in(StmtT& s, Fn&& fn) {
+  using K = RegionFrame::Kind;
+  auto index = [&](auto& o) {
+    RegionFrame fr;
+    fr.kind = K::Index;
+    fr.ivars = o.ivars;
+    fn(std::as_const(fr), o.body);
+  };
+  auto none = [](const auto& /*leaf*/) {};
+  match(
+      s.op, [&](LikeConst<StmtT, PrimOp>& o) { none(o); },
+      [&](LikeConst<StmtT, IndexOp>& o) { none(o); }, [&](LikeConst<StmtT, GenOp>& o) { index(o); },
+      [&](LikeConst<StmtT, ReduceOp>& o) { index(o); },
+      [&](LikeConst<StmtT, AccumOp>& o) { index(o); },
+      [&](LikeConst<StmtT, GuardOp>& o) {
+        RegionFrame fr;
+        fr.kind = K::Guard;
+        fr.pred = o.pred;
+        fn(std::as_const(fr), o.body);
+      },
+      [&](LikeConst<StmtT, LoopOp>& o) {
+        RegionFrame fr;
+        if (o.is_while) {
+          fr.kind = K::WhileCond;
+          fn(std::as_const(fr), o.cond);
+          fr.kind = K::WhileBody;
+        } else {
+          fr.kind = K::ForBody;
+          fr.iter = o.iter;
+          fr.count = o.count;
+        }
+        fn(std::as_const(fr), o.body);
+      },
+      [&](LikeConst<StmtT, IfOp>& o) {
+        RegionFrame fr;
+        fr.kind = K::IfBranch;
+        fn(std::as_const(fr), o.then_branch);
+        fn(std::as_const(fr), o.else_branch);
+      },
+      [&](LikeConst<StmtT, TupleOp>& o) { none(o); }, [&](LikeConst<StmtT, ProjOp>& o) { none(o); },
+      [&](LikeConst<StmtT, SizeOp>& o) { none(o); }, [&](LikeConst<StmtT, CallOp>& o) { none(o); });
+}
+
+// Calls fn(block) for every region of a statement, in the order of for_each_region_in.
 template <class StmtT, class Fn>
 void for_each_region(StmtT& s, Fn&& fn) {
-  std::visit(
-      [&](auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, GenOp> || std::is_same_v<T, ReduceOp> ||
-                      std::is_same_v<T, GuardOp> || std::is_same_v<T, AccumOp>) {
-          fn(o.body);
-        } else if constexpr (std::is_same_v<T, LoopOp>) {
-          if (o.is_while) fn(o.cond);
-          fn(o.body);
-        } else if constexpr (std::is_same_v<T, IfOp>) {
-          fn(o.then_branch);
-          fn(o.else_branch);
-        }
-      },
-      s.op);
+  for_each_region_in(s, [&](const RegionFrame& /*frame*/, auto& b) { fn(b); });
 }
 
 // The index variables and the body of a gen or reduce statement; nullptr for other statements.

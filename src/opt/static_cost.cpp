@@ -4,30 +4,12 @@
 #include <type_traits>
 
 #include "index/fourier_motzkin.h"
+#include "ir/regions.h"
 #include "ir/uses.h"
 #include "prims/prim.h"
 
 namespace cot::opt {
 namespace {
-
-template <class F>
-void for_each_region(const ir::Op& op, F&& f) {
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
-          f(o.body);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          if (o.is_while) f(o.cond);
-          f(o.body);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          f(o.then_branch);
-          f(o.else_branch);
-        }
-      },
-      op);
-}
 
 bool any_real(const ir::Function& f, const std::vector<ir::Atom>& args) {
   for (const auto& a : args) {
@@ -113,7 +95,7 @@ void stmt_non_affine(const ir::Stmt& s, ir::VarId v, bool& found) {
         }
       },
       s.op);
-  for_each_region(s.op, [&](const ir::Block& b) { block_non_affine(b, v, found); });
+  ir::for_each_region(s, [&](const ir::Block& b) { block_non_affine(b, v, found); });
 }
 
 void block_non_affine(const ir::Block& b, ir::VarId v, bool& found) {
@@ -137,7 +119,7 @@ bool is_cost_free(const ir::Function& f, const ir::Stmt& s) {
     if (result_real(f, s)) return false;
   }
   bool free = true;
-  for_each_region(s.op, [&](const ir::Block& b) { free = free && is_cost_free(f, b); });
+  ir::for_each_region(s, [&](const ir::Block& b) { free = free && is_cost_free(f, b); });
   return free;
 }
 
@@ -294,7 +276,7 @@ bool mentions_sizes(const ir::Function& f, const ir::Stmt& s,
       },
       s.op);
   if (found) return true;
-  for_each_region(s.op, [&](const ir::Block& b) {
+  ir::for_each_region(s, [&](const ir::Block& b) {
     for (const auto& t : b.stmts) found = found || mentions_sizes(f, t, names);
   });
   return found;
@@ -302,48 +284,12 @@ bool mentions_sizes(const ir::Function& f, const ir::Stmt& s,
 
 void for_each_region_frame(ir::Stmt& s,
                            const std::function<void(const ScopeFrame&, ir::Block&)>& visit) {
-  using K = ScopeFrame::Kind;
-  ScopeFrame fr;
-  if (auto* g = s.as<ir::GenOp>()) {
-    fr.kind = K::Index;
-    fr.ivars = g->ivars;
-    visit(fr, g->body);
-  } else if (auto* r = s.as<ir::ReduceOp>()) {
-    fr.kind = K::Index;
-    fr.ivars = r->ivars;
-    visit(fr, r->body);
-  } else if (auto* a = s.as<ir::AccumOp>()) {
-    fr.kind = K::Index;
-    fr.ivars = a->ivars;
-    visit(fr, a->body);
-  } else if (auto* gd = s.as<ir::GuardOp>()) {
-    fr.kind = K::Guard;
-    fr.pred = gd->pred;
-    visit(fr, gd->body);
-  } else if (auto* i = s.as<ir::IfOp>()) {
-    fr.kind = K::IfBranch;
-    visit(fr, i->then_branch);
-    visit(fr, i->else_branch);
-  } else if (auto* l = s.as<ir::LoopOp>()) {
-    if (l->is_while) {
-      fr.kind = K::WhileCond;
-      visit(fr, l->cond);
-      fr.kind = K::WhileBody;
-      visit(fr, l->body);
-    } else {
-      fr.kind = K::ForBody;
-      fr.iter = l->iter;
-      fr.count = l->count;
-      visit(fr, l->body);
-    }
-  }
+  ir::for_each_region_in(s, visit);
 }
 
 void for_each_region_frame(const ir::Stmt& s,
                            const std::function<void(const ScopeFrame&, const ir::Block&)>& visit) {
-  // The mutable walk does not change the statement; it only hands out its blocks.
-  for_each_region_frame(const_cast<ir::Stmt&>(s),
-                        [&](const ScopeFrame& fr, ir::Block& b) { visit(fr, b); });
+  ir::for_each_region_in(s, visit);
 }
 
 bool read_in_range(const ir::Function& f, const ir::IndexOp& r, const IndexFacts& facts) {
@@ -391,7 +337,7 @@ std::vector<ir::VarId> stmt_uses(const ir::Stmt& s) {
   std::vector<ir::VarId> out;
   auto add = [&](ir::VarId v) { out.push_back(v); };
   ir::for_each_direct_use(s.op, add);
-  for_each_region(s.op, [&](const ir::Block& b) { ir::for_each_use(b, add); });
+  ir::for_each_region(s, [&](const ir::Block& b) { ir::for_each_use(b, add); });
   return out;
 }
 
@@ -401,7 +347,7 @@ bool repeats(const ir::Stmt& s) {
     return true;
   }
   bool found = false;
-  for_each_region(s.op, [&](const ir::Block& b) {
+  ir::for_each_region(s, [&](const ir::Block& b) {
     for (const auto& t : b.stmts) found = found || repeats(t);
   });
   return found;

@@ -13,6 +13,7 @@
 #include "index/affine.h"
 #include "index/predicate.h"
 #include "ir/ir.h"
+#include "ir/regions.h"
 #include "ir/size_affine.h"
 
 namespace cot::opt {
@@ -63,14 +64,7 @@ class IndexFacts {
 bool read_in_range(const ir::Function& f, const ir::IndexOp& r, const IndexFacts& facts);
 
 // The region that opened a block, as the passes see it when they walk the region tree.
-struct ScopeFrame {
-  enum class Kind { Body, Index, Guard, IfBranch, ForBody, WhileBody, WhileCond };
-  Kind kind = Kind::Body;
-  std::vector<ir::IndexVar> ivars;  // Index: the gen/reduce/accum index variables
-  Pred pred;                        // Guard: its predicate (holds inside)
-  ir::VarId iter = -1;              // ForBody: the counter
-  ir::Atom count;                   // ForBody: the trip count
-};
+using ScopeFrame = ir::RegionFrame;
 // Calls `visit` for each region of `s` (in evaluation order) with the frame that describes it.
 void for_each_region_frame(ir::Stmt& s,
                            const std::function<void(const ScopeFrame&, ir::Block&)>& visit);
