@@ -1,5 +1,6 @@
 #include "ir/uses.h"
 
+#include "ir/match.h"
 #include "ir/regions.h"
 
 namespace cot::ir {
@@ -22,35 +23,33 @@ void pred_use(const Pred& p, const std::function<void(VarId)>& use) {
 }  // namespace
 
 void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use) {
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, PrimOp> || std::is_same_v<T, CallOp>) {
-          for (const auto& a : o.args) atom_use(a, use);
-        } else if constexpr (std::is_same_v<T, IndexOp>) {
-          atom_use(o.tensor, use);
-          for (const auto& ix : o.indices) {
-            if (ix.is_affine)
-              affine_use(ix.affine, use);
-            else
-              atom_use(ix.computed, use);
+  auto atoms = [&](const std::vector<Atom>& as) {
+    for (const auto& a : as) atom_use(a, use);
+  };
+  // Generators, reductions, scatter-adds and size reads read nothing directly (extents are size
+  // expressions over size-variable names; their bodies are regions).
+  auto none = [](const auto& /*op*/) {};
+  match(
+      op, [&](const PrimOp& o) { atoms(o.args); }, [&](const CallOp& o) { atoms(o.args); },
+      [&](const IndexOp& o) {
+        atom_use(o.tensor, use);
+        for (const auto& ix : o.indices) {
+          if (ix.is_affine) {
+            affine_use(ix.affine, use);
+          } else {
+            atom_use(ix.computed, use);
           }
-        } else if constexpr (std::is_same_v<T, GuardOp>) {
-          pred_use(o.pred, use);
-        } else if constexpr (std::is_same_v<T, LoopOp>) {
-          for (const auto& a : o.init) atom_use(a, use);
-          if (!o.is_while) atom_use(o.count, use);
-        } else if constexpr (std::is_same_v<T, IfOp>) {
-          atom_use(o.cond, use);
-        } else if constexpr (std::is_same_v<T, TupleOp>) {
-          for (const auto& a : o.elems) atom_use(a, use);
-        } else if constexpr (std::is_same_v<T, ProjOp>) {
-          atom_use(o.tuple, use);
         }
-        // GenOp, ReduceOp, AccumOp, SizeOp read nothing directly (extents are size
-        // expressions over size-variable names).
       },
-      op);
+      [&](const GuardOp& o) { pred_use(o.pred, use); },
+      [&](const LoopOp& o) {
+        atoms(o.init);
+        if (!o.is_while) atom_use(o.count, use);
+      },
+      [&](const IfOp& o) { atom_use(o.cond, use); }, [&](const TupleOp& o) { atoms(o.elems); },
+      [&](const ProjOp& o) { atom_use(o.tuple, use); }, [&](const GenOp& o) { none(o); },
+      [&](const ReduceOp& o) { none(o); }, [&](const AccumOp& o) { none(o); },
+      [&](const SizeOp& o) { none(o); });
 }
 
 void for_each_use(const Stmt& s, const std::function<void(VarId)>& use) {
@@ -70,24 +69,25 @@ void for_each_call(const Block& block, const std::function<void(const std::strin
   }
 }
 
-namespace {
-
-// The size expressions an operation itself evaluates (extents, accum shapes, size reads).
 void for_each_direct_size(const Op& op, const std::function<void(const SizeExpr&)>& size) {
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, GenOp> || std::is_same_v<T, ReduceOp>) {
-          for (const auto& iv : o.ivars) size(iv.extent);
-        } else if constexpr (std::is_same_v<T, AccumOp>) {
-          for (const auto& d : o.shape) size(d);
-          for (const auto& iv : o.ivars) size(iv.extent);
-        } else if constexpr (std::is_same_v<T, SizeOp>) {
-          size(o.size);
-        }
+  auto extents = [&](const std::vector<IndexVar>& ivars) {
+    for (const auto& iv : ivars) size(iv.extent);
+  };
+  auto none = [](const auto& /*op*/) {};
+  match(
+      op, [&](const GenOp& o) { extents(o.ivars); }, [&](const ReduceOp& o) { extents(o.ivars); },
+      [&](const AccumOp& o) {
+        for (const auto& d : o.shape) size(d);
+        extents(o.ivars);
       },
-      op);
+      [&](const SizeOp& o) { size(o.size); }, [&](const PrimOp& o) { none(o); },
+      [&](const CallOp& o) { none(o); }, [&](const IndexOp& o) { none(o); },
+      [&](const GuardOp& o) { none(o); }, [&](const LoopOp& o) { none(o); },
+      [&](const IfOp& o) { none(o); }, [&](const TupleOp& o) { none(o); },
+      [&](const ProjOp& o) { none(o); });
 }
+
+namespace {
 
 void for_each_size(const Block& block, const std::function<void(const SizeExpr&)>& size) {
   for (const auto& s : block.stmts) {

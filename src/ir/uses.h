@@ -12,6 +12,9 @@ namespace cot::ir {
 
 // Calls `use` for every variable read by `op` itself (not by statements nested in its regions).
 void for_each_direct_use(const Op& op, const std::function<void(VarId)>& use);
+// Calls `size` for every size expression `op` itself evaluates: extents, scatter-add shapes,
+// size reads (not those of statements nested in its regions).
+void for_each_direct_size(const Op& op, const std::function<void(const SizeExpr&)>& size);
 // Calls `use` for every variable read anywhere in `block`, nested regions included.
 void for_each_use(const Block& block, const std::function<void(VarId)>& use);
 // Calls `use` for every variable read by `s`, nested regions included.

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "index/fourier_motzkin.h"
+#include "ir/match.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
 #include "prims/prim.h"
@@ -71,30 +72,29 @@ void pred_non_affine(const Pred& p, ir::VarId v, bool& found) {
 void block_non_affine(const ir::Block& b, ir::VarId v, bool& found);
 
 void stmt_non_affine(const ir::Stmt& s, ir::VarId v, bool& found) {
-  std::visit(
-      [&](const auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
-          for (const auto& a : o.args) atom_non_affine(a, v, found);
-        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
-          atom_non_affine(o.tensor, v, found);
-          for (const auto& ix : o.indices) {
-            if (!ix.is_affine) atom_non_affine(ix.computed, v, found);
-          }
-        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-          pred_non_affine(o.pred, v, found);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          for (const auto& a : o.init) atom_non_affine(a, v, found);
-          if (!o.is_while) atom_non_affine(o.count, v, found);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          atom_non_affine(o.cond, v, found);
-        } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
-          for (const auto& a : o.elems) atom_non_affine(a, v, found);
-        } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
-          atom_non_affine(o.tuple, v, found);
+  auto atoms = [&](const std::vector<ir::Atom>& as) {
+    for (const auto& a : as) atom_non_affine(a, v, found);
+  };
+  auto none = [](const auto& /*op*/) {};
+  ir::match(
+      s.op, [&](const ir::PrimOp& o) { atoms(o.args); },
+      [&](const ir::CallOp& o) { atoms(o.args); },
+      [&](const ir::IndexOp& o) {
+        atom_non_affine(o.tensor, v, found);
+        for (const auto& ix : o.indices) {
+          if (!ix.is_affine) atom_non_affine(ix.computed, v, found);
         }
       },
-      s.op);
+      [&](const ir::GuardOp& o) { pred_non_affine(o.pred, v, found); },
+      [&](const ir::LoopOp& o) {
+        atoms(o.init);
+        if (!o.is_while) atom_non_affine(o.count, v, found);
+      },
+      [&](const ir::IfOp& o) { atom_non_affine(o.cond, v, found); },
+      [&](const ir::TupleOp& o) { atoms(o.elems); },
+      [&](const ir::ProjOp& o) { atom_non_affine(o.tuple, v, found); },
+      [&](const ir::GenOp& o) { none(o); }, [&](const ir::ReduceOp& o) { none(o); },
+      [&](const ir::AccumOp& o) { none(o); }, [&](const ir::SizeOp& o) { none(o); });
   ir::for_each_region(s, [&](const ir::Block& b) { block_non_affine(b, v, found); });
 }
 
@@ -113,14 +113,25 @@ bool prim_costs(const ir::Function& f, const ir::PrimOp& p) {
 }
 
 bool is_cost_free(const ir::Function& f, const ir::Stmt& s) {
-  if (const auto* p = s.as<ir::PrimOp>()) return !prim_costs(f, *p);
-  if (s.as<ir::CallOp>() != nullptr) return false;
-  if (s.as<ir::ReduceOp>() != nullptr || s.as<ir::AccumOp>() != nullptr) {
-    if (result_real(f, s)) return false;
-  }
-  bool free = true;
-  ir::for_each_region(s, [&](const ir::Block& b) { free = free && is_cost_free(f, b); });
-  return free;
+  auto regions_free = [&] {
+    bool free = true;
+    ir::for_each_region(s, [&](const ir::Block& b) { free = free && is_cost_free(f, b); });
+    return free;
+  };
+  // A real reduction or scatter-add adds; everything else costs what its regions cost.
+  auto adds_unless_integer = [&] { return !result_real(f, s) && regions_free(); };
+  return ir::match(
+      s.op, [&](const ir::PrimOp& o) { return !prim_costs(f, o); },
+      [&](const ir::CallOp& /*o*/) { return false; },
+      [&](const ir::ReduceOp& /*o*/) { return adds_unless_integer(); },
+      [&](const ir::AccumOp& /*o*/) { return adds_unless_integer(); },
+      [&](const ir::GenOp& /*o*/) { return regions_free(); },
+      [&](const ir::GuardOp& /*o*/) { return regions_free(); },
+      [&](const ir::LoopOp& /*o*/) { return regions_free(); },
+      [&](const ir::IfOp& /*o*/) { return regions_free(); },
+      [&](const ir::IndexOp& /*o*/) { return true; },
+      [&](const ir::TupleOp& /*o*/) { return true; }, [&](const ir::ProjOp& /*o*/) { return true; },
+      [&](const ir::SizeOp& /*o*/) { return true; });
 }
 
 bool is_cost_free(const ir::Function& f, const ir::Block& b) {
@@ -131,57 +142,51 @@ bool is_cost_free(const ir::Function& f, const ir::Block& b) {
 }
 
 bool may_fail(const ir::Function& f, const ir::Stmt& s) {
-  return std::visit(
-      [&](const auto& o) -> bool {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::PrimOp>) {
-          switch (o.prim) {
-            case Prim::Add:
-            case Prim::Sub:
-            case Prim::Mul:
-            case Prim::Neg:
-            case Prim::Abs:
-            case Prim::Max:
-            case Prim::Min:
-              // Integer overflow; real arithmetic never fails.
-              return !any_real(f, o.args);
-            case Prim::FloorDiv:
-            case Prim::Mod:
-            case Prim::ExactDiv:
-              return true;
-            case Prim::ToI64:
-              return any_real(f, o.args);
-            default:
-              return false;
-          }
-        } else if constexpr (std::is_same_v<T, ir::IndexOp> || std::is_same_v<T, ir::CallOp> ||
-                             std::is_same_v<T, ir::LoopOp>) {
-          return true;  // range checks; a callee's or a loop's body is not looked at
-        } else if constexpr (std::is_same_v<T, ir::GenOp>) {
-          for (const auto& iv : o.ivars) {
-            if (size_may_fail(iv.extent)) return true;
-          }
-          return block_may_fail(f, o.body);
-        } else if constexpr (std::is_same_v<T, ir::ReduceOp>) {
-          for (const auto& iv : o.ivars) {
-            if (size_may_fail(iv.extent)) return true;
-          }
-          // Integer sums overflow; integer max/min of an empty range has no value.
-          if (!result_real(f, s)) return true;
-          return block_may_fail(f, o.body);
-        } else if constexpr (std::is_same_v<T, ir::AccumOp>) {
-          return true;  // positions are range-checked
-        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-          return block_may_fail(f, o.body);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          return block_may_fail(f, o.then_branch) || block_may_fail(f, o.else_branch);
-        } else if constexpr (std::is_same_v<T, ir::SizeOp>) {
-          return size_may_fail(o.size);
-        } else {
-          return false;  // tuples, projections
+  auto extents_may_fail = [&](const std::vector<ir::IndexVar>& ivars) {
+    for (const auto& iv : ivars) {
+      if (size_may_fail(iv.extent)) return true;
+    }
+    return false;
+  };
+  return ir::match(
+      s.op,
+      [&](const ir::PrimOp& o) {
+        switch (o.prim) {
+          case Prim::Add:
+          case Prim::Sub:
+          case Prim::Mul:
+          case Prim::Neg:
+          case Prim::Abs:
+          case Prim::Max:
+          case Prim::Min:
+            // Integer overflow; real arithmetic never fails.
+            return !any_real(f, o.args);
+          case Prim::FloorDiv:
+          case Prim::Mod:
+          case Prim::ExactDiv:
+            return true;
+          case Prim::ToI64:
+            return any_real(f, o.args);
+          default:
+            return false;
         }
       },
-      s.op);
+      // Range checks; a callee's or a loop's body is not looked at.
+      [&](const ir::IndexOp& /*o*/) { return true; }, [&](const ir::CallOp& /*o*/) { return true; },
+      [&](const ir::LoopOp& /*o*/) { return true; },
+      [&](const ir::GenOp& o) { return extents_may_fail(o.ivars) || block_may_fail(f, o.body); },
+      [&](const ir::ReduceOp& o) {
+        // Integer sums overflow; integer max/min of an empty range has no value.
+        return extents_may_fail(o.ivars) || !result_real(f, s) || block_may_fail(f, o.body);
+      },
+      [&](const ir::AccumOp& /*o*/) { return true; },  // positions are range-checked
+      [&](const ir::GuardOp& o) { return block_may_fail(f, o.body); },
+      [&](const ir::IfOp& o) {
+        return block_may_fail(f, o.then_branch) || block_may_fail(f, o.else_branch);
+      },
+      [&](const ir::SizeOp& o) { return size_may_fail(o.size); },
+      [&](const ir::TupleOp& /*o*/) { return false; },
+      [&](const ir::ProjOp& /*o*/) { return false; });
 }
 
 void IndexFacts::add_range(const ir::Function& f, ir::VarId v, const SizeExpr& extent) {
@@ -255,26 +260,9 @@ bool mentions_sizes(const ir::Function& f, const ir::Stmt& s,
   for (ir::VarId v : s.results) {
     if (type_mentions(f.type_of(v), names)) return true;
   }
-  bool found = std::visit(
-      [&](const auto& o) -> bool {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp>) {
-          for (const auto& iv : o.ivars) {
-            if (size_mentions(iv.extent, names)) return true;
-          }
-        } else if constexpr (std::is_same_v<T, ir::AccumOp>) {
-          for (const auto& iv : o.ivars) {
-            if (size_mentions(iv.extent, names)) return true;
-          }
-          for (const auto& d : o.shape) {
-            if (size_mentions(d, names)) return true;
-          }
-        } else if constexpr (std::is_same_v<T, ir::SizeOp>) {
-          return size_mentions(o.size, names);
-        }
-        return false;
-      },
-      s.op);
+  bool found = false;
+  ir::for_each_direct_size(s.op,
+                           [&](const SizeExpr& e) { found = found || size_mentions(e, names); });
   if (found) return true;
   ir::for_each_region(s, [&](const ir::Block& b) {
     for (const auto& t : b.stmts) found = found || mentions_sizes(f, t, names);

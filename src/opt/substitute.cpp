@@ -4,6 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "ir/match.h"
+#include "ir/regions.h"
+
 namespace cot::opt {
 namespace {
 
@@ -48,40 +51,34 @@ void on_index(ir::IndexExpr& ix, const Substitution& map) {
 void on_block(ir::Block& b, const Substitution& map);
 
 void on_stmt(ir::Stmt& s, const Substitution& map) {
-  std::visit(
-      [&](auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
-          for (auto& a : o.args) on_atom(a, map);
-        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
-          on_atom(o.tensor, map);
-          for (auto& ix : o.indices) on_index(ix, map);
-        } else if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                             std::is_same_v<T, ir::AccumOp>) {
-          on_block(o.body, map);
-        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-          o.pred = substitute_pred(o.pred, map);
-          on_block(o.body, map);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          for (auto& a : o.init) on_atom(a, map);
-          if (o.is_while) {
-            on_block(o.cond, map);
-          } else {
-            on_atom(o.count, map);
-          }
-          on_block(o.body, map);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          on_atom(o.cond, map);
-          on_block(o.then_branch, map);
-          on_block(o.else_branch, map);
-        } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
-          for (auto& a : o.elems) on_atom(a, map);
-        } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
-          on_atom(o.tuple, map);
-        }
-        // SizeOp reads size expressions over names, not variables.
+  auto atoms = [&](std::vector<ir::Atom>& as) {
+    for (auto& a : as) on_atom(a, map);
+  };
+  auto regions = [&] { ir::for_each_region(s, [&](ir::Block& b) { on_block(b, map); }); };
+  ir::match(
+      s.op, [&](ir::PrimOp& o) { atoms(o.args); }, [&](ir::CallOp& o) { atoms(o.args); },
+      [&](ir::IndexOp& o) {
+        on_atom(o.tensor, map);
+        for (auto& ix : o.indices) on_index(ix, map);
       },
-      s.op);
+      [&](ir::GenOp& /*o*/) { regions(); }, [&](ir::ReduceOp& /*o*/) { regions(); },
+      [&](ir::AccumOp& /*o*/) { regions(); },
+      [&](ir::GuardOp& o) {
+        o.pred = substitute_pred(o.pred, map);
+        regions();
+      },
+      [&](ir::LoopOp& o) {
+        atoms(o.init);
+        if (!o.is_while) on_atom(o.count, map);
+        regions();
+      },
+      [&](ir::IfOp& o) {
+        on_atom(o.cond, map);
+        regions();
+      },
+      [&](ir::TupleOp& o) { atoms(o.elems); }, [&](ir::ProjOp& o) { on_atom(o.tuple, map); },
+      // A size read names size variables, not variables.
+      [&](ir::SizeOp& /*o*/) {});
 }
 
 void on_block(ir::Block& b, const Substitution& map) {
@@ -120,28 +117,29 @@ Pred substitute_pred(const Pred& p, const Substitution& map) {
 }
 
 void map_direct_operands(ir::Op& op, const std::function<ir::Atom(const ir::Atom&)>& f) {
-  std::visit(
-      [&](auto& o) {
-        using T = std::decay_t<decltype(o)>;
-        if constexpr (std::is_same_v<T, ir::PrimOp> || std::is_same_v<T, ir::CallOp>) {
-          for (auto& a : o.args) a = f(a);
-        } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
-          for (auto& a : o.elems) a = f(a);
-        } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
-          o.tuple = f(o.tuple);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          o.cond = f(o.cond);
-        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
-          o.tensor = f(o.tensor);
-          for (auto& ix : o.indices) {
-            if (!ix.is_affine) ix.computed = f(ix.computed);
-          }
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          for (auto& a : o.init) a = f(a);
-          o.count = f(o.count);
+  auto atoms = [&](std::vector<ir::Atom>& as) {
+    for (auto& a : as) a = f(a);
+  };
+  // Generators, reductions, scatter-adds and guards read their operands inside their regions
+  // (or in index expressions and predicates, which are not atoms); size reads read none.
+  auto none = [](const auto& /*op*/) {};
+  ir::match(
+      op, [&](ir::PrimOp& o) { atoms(o.args); }, [&](ir::CallOp& o) { atoms(o.args); },
+      [&](ir::TupleOp& o) { atoms(o.elems); }, [&](ir::ProjOp& o) { o.tuple = f(o.tuple); },
+      [&](ir::IfOp& o) { o.cond = f(o.cond); },
+      [&](ir::IndexOp& o) {
+        o.tensor = f(o.tensor);
+        for (auto& ix : o.indices) {
+          if (!ix.is_affine) ix.computed = f(ix.computed);
         }
       },
-      op);
+      [&](ir::LoopOp& o) {
+        atoms(o.init);
+        o.count = f(o.count);
+      },
+      [&](ir::GenOp& o) { none(o); }, [&](ir::ReduceOp& o) { none(o); },
+      [&](ir::AccumOp& o) { none(o); }, [&](ir::GuardOp& o) { none(o); },
+      [&](ir::SizeOp& o) { none(o); });
 }
 
 void substitute_uses(ir::Block& block, const Substitution& map) {
