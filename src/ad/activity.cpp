@@ -1,38 +1,15 @@
 #include "ad/activity.h"
 
+#include "ir/binders.h"
 #include "ir/uses.h"
 
 namespace cot::ad {
 namespace {
 
-void collect_bound(const ir::Block& b, VarSet& out);
-
-void collect_bound(const ir::Stmt& s, VarSet& out) {
-  for (ir::VarId r : s.results) out.insert(r);
-  std::visit(
-      [&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::AccumOp>) {
-          for (const auto& iv : op.ivars) out.insert(iv.var);
-          collect_bound(op.body, out);
-        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-          collect_bound(op.body, out);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          collect_bound(op.then_branch, out);
-          collect_bound(op.else_branch, out);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          for (ir::VarId v : op.state) out.insert(v);
-          if (op.iter >= 0) out.insert(op.iter);
-          collect_bound(op.cond, out);
-          collect_bound(op.body, out);
-        }
-      },
-      s.op);
-}
-
-void collect_bound(const ir::Block& b, VarSet& out) {
-  for (const auto& s : b.stmts) collect_bound(s, out);
+// What a block or statement binds, as a set.
+template <typename Node>
+void collect_bound(const Node& node, VarSet& out) {
+  ir::for_each_binder(node, [&](ir::VarId v) { out.insert(v); });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ad/clone.h"
+#include "ir/binders.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "opt/static_cost.h"
@@ -62,19 +63,8 @@ void collect_inside(const Block& b, Inside& in) {
   for (const auto& s : b.stmts) {
     ++in.stmts;
     in.bound.insert(s.results.begin(), s.results.end());
-    std::visit(
-        [&](const auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::AccumOp>) {
-            for (const auto& iv : op.ivars) in.bound.insert(iv.var);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            in.bound.insert(op.state.begin(), op.state.end());
-            if (op.iter >= 0) in.bound.insert(op.iter);
-            if (op.saves_states) in.saving_loop = true;
-          }
-        },
-        s.op);
+    ir::for_each_direct_binder(s.op, [&](VarId v) { in.bound.insert(v); });
+    if (const auto* l = s.as<ir::LoopOp>(); l != nullptr && l->saves_states) in.saving_loop = true;
     ir::for_each_region(s, [&](const Block& r) { collect_inside(r, in); });
   }
 }
