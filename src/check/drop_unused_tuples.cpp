@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/regions.h"
 #include "ir/uses.h"
 
 namespace cot::check {
@@ -17,21 +18,7 @@ bool drop_in(ir::Block& b, const std::vector<int>& uses) {
   changed = it != b.stmts.end();
   b.stmts.erase(it, b.stmts.end());
   for (auto& s : b.stmts) {
-    std::visit(
-        [&](auto& o) {
-          using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
-            changed = drop_in(o.body, uses) || changed;
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            changed = drop_in(o.cond, uses) || changed;
-            changed = drop_in(o.body, uses) || changed;
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            changed = drop_in(o.then_branch, uses) || changed;
-            changed = drop_in(o.else_branch, uses) || changed;
-          }
-        },
-        s.op);
+    ir::for_each_region(s, [&](ir::Block& r) { changed = drop_in(r, uses) || changed; });
   }
   return changed;
 }

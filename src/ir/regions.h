@@ -77,6 +77,16 @@ void for_each_region(StmtT& s, Fn&& fn) {
   for_each_region_in(s, [&](const RegionFrame& /*frame*/, auto& b) { fn(b); });
 }
 
+// Calls fn(stmt) for every statement of a block and of the regions nested in it, each before
+// the statements of its own regions.
+template <class BlockT, class Fn>
+void for_each_stmt(BlockT& b, Fn&& fn) {
+  for (auto& s : b.stmts) {
+    fn(s);
+    for_each_region(s, [&](auto& r) { for_each_stmt(r, fn); });
+  }
+}
+
 // The index variables and the body of a gen or reduce statement; nullptr for other statements.
 inline const std::vector<IndexVar>* index_vars_of(const Stmt& s) {
   if (const auto* g = s.as<GenOp>()) return &g->ivars;

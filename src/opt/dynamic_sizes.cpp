@@ -1,54 +1,24 @@
 #include "opt/dynamic_sizes.h"
 
-#include <type_traits>
 #include <unordered_set>
+
+#include "ir/regions.h"
 
 namespace cot::opt {
 namespace {
 
 void collect_results(const ir::Block& b, std::unordered_set<ir::VarId>& out) {
-  for (const auto& s : b.stmts) {
-    out.insert(s.results.begin(), s.results.end());
-    std::visit(
-        [&](const auto& o) {
-          using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
-            collect_results(o.body, out);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            collect_results(o.cond, out);
-            collect_results(o.body, out);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            collect_results(o.then_branch, out);
-            collect_results(o.else_branch, out);
-          }
-        },
-        s.op);
-  }
+  ir::for_each_stmt(b, [&](const ir::Stmt& s) { out.insert(s.results.begin(), s.results.end()); });
 }
 
+// The dynamic trip counts of saving loops: the result after a saving loop's states.
 void collect_saving_counts(const ir::Block& b, std::unordered_set<ir::VarId>& out) {
-  for (const auto& s : b.stmts) {
+  ir::for_each_stmt(b, [&](const ir::Stmt& s) {
     if (const auto* l = s.as<ir::LoopOp>(); l != nullptr && l->saves_states) {
       const size_t n = l->state.size();
       if (s.results.size() > n) out.insert(s.results[n]);
     }
-    std::visit(
-        [&](const auto& o) {
-          using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
-            collect_saving_counts(o.body, out);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            collect_saving_counts(o.cond, out);
-            collect_saving_counts(o.body, out);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            collect_saving_counts(o.then_branch, out);
-            collect_saving_counts(o.else_branch, out);
-          }
-        },
-        s.op);
-  }
+  });
 }
 
 }  // namespace

@@ -85,5 +85,28 @@ TEST(IrRegions, ForEachRegionVisitsTheSameBlocksMutably) {
   EXPECT_EQ(seen.size(), 8u);  // gen, reduce, accum, 2 if branches, while cond + body, for body
 }
 
+// Pre-order: each statement before those of its regions, every nested statement once.
+TEST(IrRegions, ForEachStmtVisitsEveryStatementBeforeItsRegions) {
+  Program p = ad_test::compile(kSource, /*with_prelude=*/false);
+  const Function& f = *p.find("f");
+  std::vector<const Stmt*> order;
+  for_each_stmt(f.body, [&](const Stmt& s) { order.push_back(&s); });
+  size_t manual = 0;
+  auto count = [&](auto&& self, const Block& b) -> void {
+    for (const Stmt& s : b.stmts) {
+      ++manual;
+      for_each_region(s, [&](const Block& r) { self(self, r); });
+    }
+  };
+  count(count, f.body);
+  EXPECT_EQ(order.size(), manual);
+  EXPECT_GT(order.size(), f.body.stmts.size());
+  // The generator comes right before the first statement of its body.
+  const Stmt& gen = f.body.stmts.front();
+  ASSERT_TRUE(gen.as<GenOp>() != nullptr);
+  EXPECT_EQ(order[0], &gen);
+  EXPECT_EQ(order[1], &gen.as<GenOp>()->body.stmts.front());
+}
+
 }  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ir
