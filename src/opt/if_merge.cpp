@@ -7,6 +7,7 @@
 
 #include "ad/clone.h"
 #include "ir/regions.h"
+#include "opt/fold_literal_choices.h"
 #include "opt/static_cost.h"
 #include "opt/substitute.h"
 
@@ -141,7 +142,7 @@ class IfMerger {
                       " reads a value known there")) {
       substitute_uses(br, there);
       Substitution folded;
-      fold_constant_choices(br, folded);
+      fold_literal_choices(br, folded, FoldSelects::Yes);
       for (auto& [from, to] : folded) {
         while (to.is_var) {
           auto it = folded.find(to.var);
@@ -153,30 +154,6 @@ class IfMerger {
     }
     // Inside the branch, the ifs on c were folded; the known ifs still hold for other conditions.
     block(br, known);
-  }
-
-  // Replaces ifs and selects with a literal condition in `b` (nested regions included) by the
-  // taken branch or operand; `renamed` maps their results to what they yield.
-  static void fold_constant_choices(Block& b, Substitution& renamed) {
-    std::vector<Stmt> out;
-    out.reserve(b.stmts.size());
-    for (auto& s : b.stmts) {
-      if (auto* i = s.as<ir::IfOp>(); i != nullptr && !i->cond.is_var) {
-        Block& taken = i->cond.lit.boolean ? i->then_branch : i->else_branch;
-        fold_constant_choices(taken, renamed);
-        for (auto& t : taken.stmts) out.push_back(std::move(t));
-        for (size_t k = 0; k < s.results.size(); ++k) renamed[s.results[k]] = taken.results[k];
-        continue;
-      }
-      if (auto* p = s.as<ir::PrimOp>();
-          p != nullptr && p->prim == Prim::Select && p->args.size() == 3 && !p->args[0].is_var) {
-        renamed[s.results[0]] = p->args[p->args[0].lit.boolean ? 1 : 2];
-        continue;
-      }
-      ir::for_each_region(s, [&](Block& r) { fold_constant_choices(r, renamed); });
-      out.push_back(std::move(s));
-    }
-    b.stmts = std::move(out);
   }
 
   // A real primitive whose operands are all results of one if (or literals), one of them a

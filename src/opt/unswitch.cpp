@@ -9,6 +9,7 @@
 #include "ir/binders.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
+#include "opt/fold_literal_choices.h"
 #include "opt/static_cost.h"
 #include "opt/substitute.h"
 
@@ -146,25 +147,6 @@ std::optional<VarId> unswitch_condition(const ir::Function& f, const Stmt& s) {
   return found.front();
 }
 
-// Replaces every `if` with a literal condition in `b` (nested regions included) by its taken
-// branch; `renamed` maps the ifs' results to the branches' results.
-void fold_literal_ifs(Block& b, Substitution& renamed) {
-  std::vector<Stmt> out;
-  out.reserve(b.stmts.size());
-  for (auto& s : b.stmts) {
-    if (auto* i = s.as<ir::IfOp>(); i != nullptr && !i->cond.is_var) {
-      Block& taken = i->cond.lit.boolean ? i->then_branch : i->else_branch;
-      fold_literal_ifs(taken, renamed);
-      for (auto& t : taken.stmts) out.push_back(std::move(t));
-      for (size_t k = 0; k < s.results.size(); ++k) renamed[s.results[k]] = taken.results[k];
-      continue;
-    }
-    ir::for_each_region(s, [&](Block& r) { fold_literal_ifs(r, renamed); });
-    out.push_back(std::move(s));
-  }
-  b.stmts = std::move(out);
-}
-
 class Unswitcher {
  public:
   explicit Unswitcher(ir::Function& f) : f_(f) {}
@@ -205,7 +187,7 @@ class Unswitcher {
     map.atoms[p] = Atom::boolean(value);
     Block copy = ad::clone_block(f_, src, f_, map);
     Substitution renamed;
-    fold_literal_ifs(copy, renamed);
+    fold_literal_choices(copy, renamed, FoldSelects::No);
     // Nested folded ifs rename to results of other folded ifs: resolve the chains.
     for (auto& [from, to] : renamed) {
       while (to.is_var) {
