@@ -87,6 +87,21 @@ void for_each_stmt(BlockT& b, Fn&& fn) {
   }
 }
 
+// The first statement, in the order of for_each_stmt, for which pred(stmt) holds; nullptr when
+// none does. The statements after it are not looked at.
+template <class Pred>
+const Stmt* find_stmt(const Block& b, Pred&& pred) {
+  for (const auto& s : b.stmts) {
+    if (pred(s)) return &s;
+    const Stmt* found = nullptr;
+    for_each_region(s, [&](const Block& r) {
+      if (found == nullptr) found = find_stmt(r, pred);
+    });
+    if (found != nullptr) return found;
+  }
+  return nullptr;
+}
+
 // The index variables and the body of a gen or reduce statement; nullptr for other statements.
 inline const std::vector<IndexVar>* index_vars_of(const Stmt& s) {
   if (const auto* g = s.as<GenOp>()) return &g->ivars;

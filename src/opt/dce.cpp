@@ -210,18 +210,10 @@ class Dce {
 
 // The first statement (in program order) none of whose results is used.
 const ir::Stmt* first_dead(const ir::Block& b, const std::vector<int>& uses) {
-  for (const auto& s : b.stmts) {
-    if (std::none_of(s.results.begin(), s.results.end(),
-                     [&](VarId v) { return uses[static_cast<size_t>(v)] > 0; })) {
-      return &s;
-    }
-    const ir::Stmt* found = nullptr;
-    for_each_region(s, [&](const ir::Block& r) {
-      if (found == nullptr) found = first_dead(r, uses);
-    });
-    if (found != nullptr) return found;
-  }
-  return nullptr;
+  return ir::find_stmt(b, [&](const ir::Stmt& s) {
+    return std::none_of(s.results.begin(), s.results.end(),
+                        [&](VarId v) { return uses[static_cast<size_t>(v)] > 0; });
+  });
 }
 
 }  // namespace

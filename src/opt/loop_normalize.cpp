@@ -205,33 +205,27 @@ class LoopNormalize {
   ad::CloneMap last_map_;
 };
 
+// The first loop normalization would change; `constants` collects the constant size reads seen
+// before it (in program order), which give literal trip counts.
 const ir::Stmt* first_unnormal(const ir::Block& b, std::unordered_map<VarId, int64_t>& constants) {
-  for (const auto& s : b.stmts) {
+  return ir::find_stmt(b, [&](const ir::Stmt& s) {
     if (const auto* sz = s.as<ir::SizeOp>()) {
       if (auto c = sz->size.as_constant()) constants[s.results[0]] = *c;
     }
-    if (const auto* l = s.as<ir::LoopOp>(); l != nullptr && !l->saves_states) {
-      for (size_t k = 0; k < l->state.size(); ++k) {
-        if (invariant_component(*l, k)) return &s;
-      }
-      if (!l->is_while) {
-        std::optional<int64_t> count;
-        if (!l->count.is_var) {
-          count = l->count.lit.integer;
-        } else if (auto it = constants.find(l->count.var); it != constants.end()) {
-          count = it->second;
-        }
-        if (count && *count <= 1) return &s;
-        if (one_hot(s)) return &s;
-      }
+    const auto* l = s.as<ir::LoopOp>();
+    if (l == nullptr || l->saves_states) return false;
+    for (size_t k = 0; k < l->state.size(); ++k) {
+      if (invariant_component(*l, k)) return true;
     }
-    const ir::Stmt* found = nullptr;
-    for_each_region(s, [&](const ir::Block& r) {
-      if (found == nullptr) found = first_unnormal(r, constants);
-    });
-    if (found != nullptr) return found;
-  }
-  return nullptr;
+    if (l->is_while) return false;
+    std::optional<int64_t> count;
+    if (!l->count.is_var) {
+      count = l->count.lit.integer;
+    } else if (auto it = constants.find(l->count.var); it != constants.end()) {
+      count = it->second;
+    }
+    return (count && *count <= 1) || one_hot(s);
+  });
 }
 
 }  // namespace

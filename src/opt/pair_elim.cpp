@@ -104,25 +104,16 @@ class PairElim {
 };
 
 const ir::Stmt* first_proj_of_tuple(const ir::Block& b, const std::unordered_set<VarId>& tuples) {
-  for (const auto& s : b.stmts) {
-    if (const auto* p = s.as<ir::ProjOp>();
-        p != nullptr && p->tuple.is_var && tuples.count(p->tuple.var) > 0) {
-      return &s;
-    }
-    const ir::Stmt* found = nullptr;
-    for_each_region(s, [&](const ir::Block& r) {
-      if (found == nullptr) found = first_proj_of_tuple(r, tuples);
-    });
-    if (found != nullptr) return found;
-  }
-  return nullptr;
+  return ir::find_stmt(b, [&](const ir::Stmt& s) {
+    const auto* p = s.as<ir::ProjOp>();
+    return p != nullptr && p->tuple.is_var && tuples.count(p->tuple.var) > 0;
+  });
 }
 
 void collect_tuples(const ir::Block& b, std::unordered_set<VarId>& out) {
-  for (const auto& s : b.stmts) {
+  ir::for_each_stmt(b, [&](const ir::Stmt& s) {
     if (s.as<ir::TupleOp>() != nullptr) out.insert(s.results[0]);
-    for_each_region(s, [&](const ir::Block& r) { collect_tuples(r, out); });
-  }
+  });
 }
 
 }  // namespace

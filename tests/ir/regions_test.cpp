@@ -108,5 +108,17 @@ TEST(IrRegions, ForEachStmtVisitsEveryStatementBeforeItsRegions) {
   EXPECT_EQ(order[1], &gen.as<GenOp>()->body.stmts.front());
 }
 
+TEST(IrRegions, FindStmtReturnsTheFirstInProgramOrder) {
+  Program p = ad_test::compile(kSource, /*with_prelude=*/false);
+  const Function& f = *p.find("f");
+  // The first read of x is inside the generator's guard, before the sum's reads.
+  const Stmt* read = find_stmt(f.body, [](const Stmt& s) { return s.as<IndexOp>() != nullptr; });
+  ASSERT_NE(read, nullptr);
+  const Stmt* in_gen = find_stmt(f.body.stmts.front().as<GenOp>()->body,
+                                 [](const Stmt& s) { return s.as<IndexOp>() != nullptr; });
+  EXPECT_EQ(read, in_gen);
+  EXPECT_EQ(find_stmt(f.body, [](const Stmt& s) { return s.as<CallOp>() != nullptr; }), nullptr);
+}
+
 }  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot::ir
