@@ -145,10 +145,7 @@ Result<CompiledFunction> Function::compile(const std::vector<TensorRef>& arg_lea
     if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) {
       return to_error(*impl_->module->sources, *d);
     }
-    cot::codegen::NativeOptions no;
-    no.threads = options.threads;
-    no.max_while_iterations = options.max_while_iterations;
-    no.compiler.cache_dir = options.cache_dir;
+    const cot::codegen::NativeOptions no = native_options(options);
     auto compiled = cot::codegen::compile_native(
         {{impl_->program.get(), impl_->ir_name, std::get<std::vector<int64_t>>(std::move(sizes))}},
         no);

@@ -336,6 +336,14 @@ cot::codegen::NativeOptions native_options(const EvalOptions& o) {
   return opts;
 }
 
+cot::codegen::NativeOptions native_options(const CompileOptions& o) {
+  cot::codegen::NativeOptions opts;
+  opts.threads = o.threads;
+  opts.max_while_iterations = o.max_while_iterations;
+  opts.compiler.cache_dir = o.cache_dir;
+  return opts;
+}
+
 // Runs `fn` of `p` on the backend the options name (the interpreter when counting).
 std::variant<Value, cot::Diagnostic> execute(const cot::ir::Program& p, const std::string& fn,
                                              const std::vector<Value>& args,
@@ -621,10 +629,7 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
       if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) return to_error(*impl_->sources, *d);
       native.push_back({p, name, std::get<std::vector<int64_t>>(std::move(sizes))});
     }
-    cot::codegen::NativeOptions no;
-    no.threads = options.threads;
-    no.max_while_iterations = options.max_while_iterations;
-    no.compiler.cache_dir = options.cache_dir;
+    const cot::codegen::NativeOptions no = native_options(options);
     auto compiled = cot::codegen::compile_native(native, no);
     if (auto* d = std::get_if<cot::Diagnostic>(&compiled)) return to_error(*impl_->sources, *d);
     std::vector<CompiledFunction> out;

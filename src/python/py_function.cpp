@@ -12,12 +12,6 @@ namespace cotangent::python {
 
 namespace {
 
-std::vector<ValueKind> param_kinds(const Function& fn) {
-  std::vector<ValueKind> kinds;
-  for (const auto& p : fn.info().params) kinds.push_back(p.kind);
-  return kinds;
-}
-
 // Process state (a fact about this process, like its pid), not program state.
 std::atomic<bool>& forked_child() {
   static std::atomic<bool> forked{false};
@@ -43,6 +37,7 @@ PyFunction::PyFunction(Function fn, CallOptions options, std::shared_ptr<Compile
     : fn_(std::move(fn)), options_(std::move(options)), cache_(std::move(cache)) {
   for (const auto& p : fn_.info().params) {
     what_.push_back("parameter `" + p.name + "` of `" + fn_.name() + "`");
+    kinds_.push_back(p.kind);
     leaf_count_ += p.kind.leaf_count();
     if (p.name == "out") has_out_param_ = true;
   }
@@ -100,6 +95,16 @@ std::vector<py::handle> PyFunction::bind(const py::args& args, const py::kwargs&
   return bound;
 }
 
+ArgumentLeaves PyFunction::collect(const std::vector<py::handle>& bound) const {
+  ArgumentLeaves leaves(leaf_count_);
+  leaves.what = &what_;
+  for (size_t k = 0; k < bound.size(); ++k) {
+    collect_argument(bound[k], kinds_[k], what_[k], leaves);
+    leaves.owner.resize(leaves.data.size(), k);
+  }
+  return leaves;  // moved: the scalar slots, and the pointers into them, stay where they are
+}
+
 std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(ArgumentLeaves& leaves) const {
   // The thread count is part of the key: compiled code sizes its team for the count it was
   // compiled with (probing the system), and a call asking for another would probe again, at
@@ -129,18 +134,12 @@ std::shared_ptr<const CompileCache::Entry> PyFunction::compiled_for(ArgumentLeav
 py::object PyFunction::call(const py::args& args, const py::kwargs& kwargs) const {
   py::handle out = py::none();
   const std::vector<py::handle> bound = bind(args, kwargs, &out);
-  const auto& params = fn_.info().params;
-  ArgumentLeaves leaves(leaf_count_);
-  leaves.what = &what_;
-  for (size_t k = 0; k < params.size(); ++k) {
-    collect_argument(bound[k], params[k].kind, what_[k], leaves);
-    leaves.owner.resize(leaves.data.size(), k);
-  }
+  ArgumentLeaves leaves = collect(bound);
   if (options_.backend == Backend::Interpreter) {
     if (!out.is_none()) {
       throw py::type_error("out= needs the native backend (the interpreter allocates its result)");
     }
-    std::vector<Value> values = to_values(param_kinds(fn_), leaves);
+    std::vector<Value> values = to_values(kinds_, leaves);
     EvalOptions eo;
     eo.backend = Backend::Interpreter;
     eo.max_while_iterations = options_.max_while_iterations;
@@ -166,12 +165,8 @@ py::dict PyFunction::cost(const py::args& args, const py::kwargs& kwargs) const 
   py::handle out = py::none();
   const std::vector<py::handle> bound = bind(args, kwargs, &out);
   if (!out.is_none()) throw py::type_error("cost() takes no out=");
-  const auto& params = fn_.info().params;
-  ArgumentLeaves leaves(leaf_count_);
-  for (size_t k = 0; k < params.size(); ++k) {
-    collect_argument(bound[k], params[k].kind, what_[k], leaves);
-  }
-  std::vector<Value> values = to_values(param_kinds(fn_), leaves);
+  ArgumentLeaves leaves = collect(bound);
+  std::vector<Value> values = to_values(kinds_, leaves);
   EvalOptions eo;
   eo.max_while_iterations = options_.max_while_iterations;
   Result<CostReport> r = [&] {

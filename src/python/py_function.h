@@ -75,6 +75,8 @@ class PyFunction {
   // keyword out= unless a parameter is named out.
   std::vector<pybind11::handle> bind(const pybind11::args& args, const pybind11::kwargs& kwargs,
                                      pybind11::handle* out) const;
+  // The arguments bound to parameters, as leaves.
+  ArgumentLeaves collect(const std::vector<pybind11::handle>& bound) const;
   // The thread count of calls: the options', or 1 in a forked child.
   int threads() const;
   // The compiled code for the leaves' shapes (appends the thread count to their key).
@@ -84,6 +86,7 @@ class PyFunction {
   CallOptions options_;
   std::shared_ptr<CompileCache> cache_;
   std::vector<std::string> what_;  // per parameter: "parameter `w` of `loss`"
+  std::vector<ValueKind> kinds_;   // per parameter: the structure of its values
   size_t leaf_count_ = 0;
   bool has_out_param_ = false;
 };
