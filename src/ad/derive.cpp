@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "ad/inline.h"
+#include "ir/inline_calls.h"
 #include "ad/jvp.h"
 #include "ad/linearity.h"
 #include "ad/rules.h"
@@ -97,7 +97,7 @@ class Deriver {
   ir::Function build(const ir::Derivation& d, const std::string& name) {
     switch (d.kind) {
       case ast::DerivKind::Jvp: {
-        ir::Function g = jvp_function(inline_calls(program_, d.base), d.wrt, rules_, name);
+        ir::Function g = jvp_function(ir::inline_calls(program_, d.base), d.wrt, rules_, name);
         VarSet tangents(g.params.end() - static_cast<long>(d.wrt.size()), g.params.end());
         require_linear(g, g.body, tangents, "the tangent code of " + name);
         return g;
@@ -105,7 +105,7 @@ class Deriver {
       case ast::DerivKind::Vjp:
       case ast::DerivKind::Grad:
       case ast::DerivKind::ValueAndGrad:
-        return reverse(inline_calls(program_, d.base), d.wrt, d.kind, name);
+        return reverse(ir::inline_calls(program_, d.base), d.wrt, d.kind, name);
       case ast::DerivKind::Jacobian:
         return jacobian(d.base, d.wrt.at(0), name);
       case ast::DerivKind::Hessian:

@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "ad/activity.h"
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ad/derive.h"
 #include "prims/prim.h"
 
@@ -77,10 +77,10 @@ std::vector<ir::IndexVar> Jvp::fresh_ivars(const std::vector<ir::IndexVar>& ivar
 
 ir::Block Jvp::fresh(const ir::Block& region, const std::vector<ir::IndexVar>& from,
                      const std::vector<ir::IndexVar>& to) {
-  CloneMap map;
+  ir::CloneMap map;
   for (size_t k = 0; k < from.size(); ++k) map.atoms[from[k].var] = ir::Atom::of(to[k].var);
   ir::Function& f = b_.function();
-  return clone_block(f, region, f, map);
+  return ir::clone_block(f, region, f, map);
 }
 
 std::vector<Tangent> Jvp::run(ir::Block block, TangentMap& tan) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/builder.h"
 #include "ir/regions.h"
 #include "prims/prim.h"
@@ -118,7 +118,7 @@ ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, VarSet& t
       }
       slice.stmts.push_back(c);
       slice.results = {ir::Atom::of(c.results[0])};
-      CloneMap map;
+      ir::CloneMap map;
       ir::GenOp r;
       std::vector<ir::IndexExpr> at;
       for (const auto& iv : g->ivars) {
@@ -128,7 +128,7 @@ ir::Block expose_costly_values(ir::Function& f, const ir::Block& body, VarSet& t
         map.atoms[iv.var] = ir::Atom::of(fresh);
         at.push_back(ir::affine_index(Affine::var(iv.var)));
       }
-      r.body = clone_block(f, slice, f, map);
+      r.body = ir::clone_block(f, slice, f, map);
       ir::Stmt rs;
       rs.span = c.span;
       rs.results = {f.new_var("residual", Type::tensor(ct.elem, extents))};

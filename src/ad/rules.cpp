@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "check/checker.h"
 #include "prims/prim.h"
 #include "syntax/parser.h"
@@ -46,10 +46,10 @@ ir::Atom RuleBook::partial(ir::Builder& b, Prim p, int k, const std::vector<ir::
   for (const auto& a : args) types.push_back(b.type_of(a).elem);
   const Scalar real = b.type_of(result).elem;
   const ir::Function& fn = rule(p, k, real, types);
-  CloneMap map;
+  ir::CloneMap map;
   for (size_t i = 0; i < args.size(); ++i) map.atoms[fn.params.at(i)] = args[i];
   map.atoms[fn.params.at(args.size())] = result;
-  ir::Block body = clone_block(fn, fn.body, b.function(), map);
+  ir::Block body = ir::clone_block(fn, fn.body, b.function(), map);
   for (auto& s : body.stmts) b.append(std::move(s));
   return body.results.at(0);
 }

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ad/tangent.h"
 #include "index/eliminate_sums.h"
 #include "ir/size_affine.h"
@@ -538,7 +538,7 @@ const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
     }
     ir::Stmt& st = blk->stmts[w.back()];
     std::vector<ir::IndexVar> fresh;
-    CloneMap map;
+    ir::CloneMap map;
     for (const auto& iv : ivars) {
       fresh.push_back(
           ir::IndexVar{b_.index_var(f.vars[static_cast<size_t>(iv.var)].name), iv.extent});
@@ -547,7 +547,7 @@ const ir::Block* Transposer::shared_residuals(Level& lv, size_t idx) {
     const ir::VarId r = b_.gen(
         fresh,
         [&] {
-          ir::Block copy = clone_block(f, computed, f, map);
+          ir::Block copy = ir::clone_block(f, computed, f, map);
           for (auto& c : copy.stmts) b_.append(std::move(c));
           return copy.results[0];
         },
@@ -830,7 +830,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
       }
     }
     auto inner = [&]() -> ir::Atom {
-      CloneMap map;
+      ir::CloneMap map;
       std::vector<ir::IndexExpr> at;  // the position of this level's element
       if (cur_ivars) {
         for (size_t q = 0; q < cur_ivars->size(); ++q) {
@@ -858,7 +858,7 @@ std::optional<ir::Atom> Transposer::gather(const ir::Stmt& s,
         }
       }
       auto body = [&]() -> ir::Atom {
-        ir::Block copy = clone_block(f, region, f, map);
+        ir::Block copy = ir::clone_block(f, region, f, map);
         std::vector<std::optional<ir::Atom>> rcts(copy.results.size());
         if (st.as<ir::GenOp>()) {
           if (st_cts[0]) rcts[0] = ir::Atom::of(b_.index(*st_cts[0], at));
@@ -948,7 +948,7 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
         k == 0 && body0 ? *body0 : *regions_of(st)[static_cast<size_t>(path.region[k])];
     const auto* cur = ivars_of(st);
     auto inner = [&]() -> std::vector<ir::Atom> {
-      CloneMap map;
+      ir::CloneMap map;
       std::vector<ir::IndexExpr> at;
       if (cur) {
         for (size_t q = 0; q < cur->size(); ++q) {
@@ -956,7 +956,7 @@ std::optional<ir::Atom> Transposer::scatter(const ir::Stmt& s,
           at.push_back(ir::affine_index(Affine::var(fresh[k][q])));
         }
       }
-      ir::Block copy = clone_block(f, region, f, map);
+      ir::Block copy = ir::clone_block(f, region, f, map);
       std::vector<std::optional<ir::Atom>> rcts(copy.results.size());
       const bool accum = st.as<ir::AccumOp>() != nullptr;
       if (st.as<ir::GenOp>()) {
@@ -1112,7 +1112,7 @@ const Transposer::LoopCts& Transposer::loop_cts(Level& lv, size_t idx) {
   auto body = [&](const std::vector<ir::VarId>& state, ir::VarId kk) {
     ir::Atom last = ir::Atom::of(b_.prim(Prim::Sub, {op.count, ir::Atom::i64(1)}));
     ir::Atom k = ir::Atom::of(b_.prim(Prim::Sub, {last, ir::Atom::of(kk)}));
-    CloneMap map;
+    ir::CloneMap map;
     map.atoms[op.iter] = k;
     std::vector<ir::VarId> holders;
     for (size_t j = 0; j < n; ++j) {
@@ -1121,7 +1121,7 @@ const Transposer::LoopCts& Transposer::loop_cts(Level& lv, size_t idx) {
       map.atoms[op.state[j]] = ir::Atom::of(holders.back());
       tangent_.insert(holders.back());
     }
-    ir::Block copy = clone_block(f, op.body, f, map);
+    ir::Block copy = ir::clone_block(f, op.body, f, map);
     std::vector<std::optional<ir::Atom>> rcts;
     for (size_t j = 0; j < n; ++j) rcts.push_back(ir::Atom::of(state[j]));
     auto lvl = open(std::move(copy), rcts);

@@ -1,6 +1,6 @@
 #include "ad/unzip.h"
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ad/residuals.h"
 #include "ad/tangent.h"
 #include "prims/prim.h"
@@ -107,7 +107,7 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
                ? -1
                : f.new_var(f.vars[static_cast<size_t>(op.iter)].name, Type::scalar(Scalar::I64));
   p.count = op.count;
-  CloneMap map;
+  ir::CloneMap map;
   for (size_t k : primal) {
     p.state.push_back(
         f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
@@ -124,11 +124,11 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
   filtered.results.clear();
   for (size_t k : primal) filtered.results.push_back(op.body.results[k]);
   for (ir::VarId v : saved_vars) filtered.results.push_back(ir::Atom::of(v));
-  p.body = clone_block(f, filtered, f, map);
+  p.body = ir::clone_block(f, filtered, f, map);
   if (op.is_while) {
-    CloneMap cmap;
+    ir::CloneMap cmap;
     for (size_t k : primal) cmap.atoms[op.state[k]] = map.atoms.at(op.state[k]);
-    p.cond = clone_block(f, op.cond, f, cmap);
+    p.cond = ir::clone_block(f, op.cond, f, cmap);
   }
   p.saves_states = true;
   // A loop that already saves (a reverse-mode primal differentiated again) keeps its count
@@ -178,7 +178,7 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
   ir::LoopOp l;
   l.iter = f.new_var("k", Type::scalar(Scalar::I64));
   l.count = ir::Atom::of(count);
-  CloneMap lmap;
+  ir::CloneMap lmap;
   for (size_t k : lin) {
     l.state.push_back(
         f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
@@ -217,7 +217,7 @@ std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
         source.stmts.erase(source.stmts.begin() + static_cast<std::ptrdiff_t>(saved[j]));
       }
     }
-    ir::Block body = clone_block(f, source, f, lmap);
+    ir::Block body = ir::clone_block(f, source, f, lmap);
     for (auto& st : body.stmts) b.append(std::move(st));
     std::vector<ir::Atom> next;
     for (size_t k : lin) next.push_back(body.results[k]);
@@ -286,23 +286,23 @@ ir::Stmt segmented(ir::Builder& b, const ir::Stmt& s, const UnzipPolicy& policy)
         b.prim(Prim::Add, {op.count, ir::Atom::of(b.prim(Prim::Sub, {k, ir::Atom::i64(1)}))}));
     outer.count = ir::Atom::of(b.prim(Prim::FloorDiv, {last, k}));
   } else {
-    CloneMap cmap;
+    ir::CloneMap cmap;
     for (size_t j = 0; j < op.state.size(); ++j)
       cmap.atoms[op.state[j]] = ir::Atom::of(outer.state[j]);
-    outer.cond = clone_block(f, op.cond, f, cmap);
+    outer.cond = ir::clone_block(f, op.cond, f, cmap);
   }
   outer.body = b.region([&] {
     std::vector<ir::Atom> init;
     for (ir::VarId v : outer.state) init.push_back(ir::Atom::of(v));
     auto body = [&](const std::vector<ir::VarId>& st, ir::VarId u) {
-      CloneMap map;
+      ir::CloneMap map;
       for (size_t j = 0; j < op.state.size(); ++j) map.atoms[op.state[j]] = ir::Atom::of(st[j]);
       if (!op.is_while) {
         map.atoms[op.iter] = ir::Atom::of(b.prim(
             Prim::Add,
             {ir::Atom::of(b.prim(Prim::Mul, {ir::Atom::of(outer.iter), k})), ir::Atom::of(u)}));
       }
-      ir::Block copy = clone_block(f, op.body, f, map);
+      ir::Block copy = ir::clone_block(f, op.body, f, map);
       for (auto& x : copy.stmts) b.append(std::move(x));
       std::vector<ir::Atom> next = copy.results;
       if (op.is_while) {
@@ -322,10 +322,10 @@ ir::Stmt segmented(ir::Builder& b, const ir::Stmt& s, const UnzipPolicy& policy)
       inner = b.loop_while(
           init,
           [&](const std::vector<ir::VarId>& st) {
-            CloneMap cmap;
+            ir::CloneMap cmap;
             for (size_t j = 0; j < op.state.size(); ++j)
               cmap.atoms[op.state[j]] = ir::Atom::of(st[j]);
-            ir::Block c = clone_block(f, op.cond, f, cmap);
+            ir::Block c = ir::clone_block(f, op.cond, f, cmap);
             for (auto& x : c.stmts) b.append(std::move(x));
             ir::Atom more = ir::Atom::of(b.prim(Prim::Lt, {ir::Atom::of(st.back()), k}));
             return ir::Atom::of(b.prim(Prim::And, {c.results[0], more}));

@@ -17,7 +17,7 @@
 namespace cot::codegen {
 
 struct LowerInput {
-  const ir::Function* fn = nullptr;  // without calls (ad::inline_calls)
+  const ir::Function* fn = nullptr;  // without calls (ir::inline_calls)
   // One per fn->size_vars: the value of each parameter-bound size (dynamic ones are ignored).
   std::vector<int64_t> size_values;
   std::string name;  // the generated function's C name

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ad/inline.h"
+#include "ir/inline_calls.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/fuse_loops.h"
 #include "codegen/loop_ir_walk.h"
@@ -282,7 +282,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     }
     ir::Function inlined;
     try {
-      inlined = ad::inline_calls(program, names[k]);
+      inlined = ir::inline_calls(program, names[k]);
     } catch (const std::exception& e) {
       return internal_error(f->span, "cannot inline the calls of " + names[k] + ": " + e.what());
     }
@@ -386,7 +386,7 @@ std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& 
   }
   ir::Function inlined;
   try {
-    inlined = ad::inline_calls(program, fn);
+    inlined = ir::inline_calls(program, fn);
   } catch (const std::exception& e) {
     return internal_error(f->span, "cannot inline the calls of " + fn + ": " + e.what());
   }

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "index/smith_normal_form.h"
 #include "ir/printer.h"
 #include "ir/uses.h"
@@ -204,7 +204,7 @@ class Fuser {
     const size_t n = ix.indices.size();
     const size_t m = std::min(n, k);
     const VarId r = s.results[0];
-    ad::CloneMap map;
+    ir::CloneMap map;
     for (size_t d = 0; d < m; ++d) {
       const VarId v = g.ivars[d].var;
       const Affine& a = ix.indices[d].affine;
@@ -227,7 +227,7 @@ class Fuser {
       rest.body = g.body;
       tmp.stmts.push_back(Stmt{{r}, std::move(rest), ps.span});
       tmp.results.push_back(Atom::of(r));
-      Block c = ad::clone_block(f_, tmp, f_, map);
+      Block c = ir::clone_block(f_, tmp, f_, map);
       const VarId copy = c.results[0].var;
       for (auto& cs : c.stmts) {
         for (auto& res : cs.results) {
@@ -237,7 +237,7 @@ class Fuser {
       }
       return;
     }
-    Block c = ad::clone_block(f_, g.body, f_, map);
+    Block c = ir::clone_block(f_, g.body, f_, map);
     for (auto& cs : c.stmts) out.push_back(std::move(cs));
     const Atom value = c.results[0];
     if (n > k) {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "ir/uses.h"
 #include "opt/fuse.h"
@@ -236,8 +236,8 @@ class GuardReads {
       if (!facts) facts = facts_of(f_, frames_);
       if (!facts->proves_in_range(f_, ix.indices[d].affine, t.shape[d])) return false;
     }
-    ad::CloneMap map;
-    Block copy = ad::clone_block(f_, g.body, f_, map);
+    ir::CloneMap map;
+    Block copy = ir::clone_block(f_, g.body, f_, map);
     const Atom value = copy.results[0];
     if (!value.is_var) return false;
     const VarId r =

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/regions.h"
 #include "opt/fold_literal_choices.h"
 #include "opt/static_cost.h"
@@ -258,9 +258,9 @@ class IfMerger {
     ir::IfOp merged{op1.cond, {}, {}};
     auto build = [&](Block& b1, Block& b2, Block& out) {
       // b1; a copy of the dependent statements reading b1's values; b2 reading both.
-      ad::CloneMap map;
+      ir::CloneMap map;
       for (size_t k = 0; k < first.results.size(); ++k) map.atoms[first.results[k]] = b1.results[k];
-      Block copy = ad::clone_block(f_, dependent, f_, map);
+      Block copy = ir::clone_block(f_, dependent, f_, map);
       Substitution into_b2;
       for (size_t k = 0; k < first.results.size(); ++k) into_b2[first.results[k]] = b1.results[k];
       for (size_t k = 0; k < dep_results.size(); ++k) into_b2[dep_results[k]] = copy.results[k];

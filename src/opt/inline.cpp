@@ -1,6 +1,6 @@
 #include "opt/inline.h"
 
-#include "ad/inline.h"
+#include "ir/inline_calls.h"
 #include "ir/uses.h"
 
 namespace cot::opt {
@@ -16,7 +16,7 @@ ir::Function inline_functions(const ir::Program& program, const ir::Function& f)
   } else {
     with_f.functions.push_back(f);
   }
-  return ad::inline_calls(with_f, f.name, /*keep_unbuilt=*/true);
+  return ir::inline_calls(with_f, f.name, /*keep_unbuilt=*/true);
 }
 
 std::optional<std::string> no_inlinable_calls(const ir::Program& program, const ir::Function& f) {

@@ -7,7 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "index/eliminate_sums.h"
 #include "index/fourier_motzkin.h"
 #include "ir/uses.h"
@@ -614,7 +614,7 @@ class Rewriter {
     for (auto& st : g.body.stmts) merged.stmts.push_back(std::move(st));
     merged.results = std::move(g.body.results);
 
-    ad::CloneMap map;
+    ir::CloneMap map;
     ir::Block prefix;
     std::vector<ir::VarId> computed;
     for (const auto& sv : plan.solved) {
@@ -630,7 +630,7 @@ class Rewriter {
         if (v.is_var) computed.push_back(v.var);
       }
     }
-    ir::Block cloned = ad::clone_block(f_, merged, f_, map);
+    ir::Block cloned = ir::clone_block(f_, merged, f_, map);
     bool needed = false;
     for (ir::VarId v : computed) needed = needed || uses_var(cloned, v);
     ir::Block body;

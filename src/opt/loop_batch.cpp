@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ad/activity.h"
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/builder.h"
 #include "ir/regions.h"
 #include "opt/bindings.h"
@@ -363,7 +363,7 @@ void batch(ir::Function& g, const Site& site) {
   }
 
   ir::Builder bld(g);
-  auto fresh_ivars = [&](ad::CloneMap& map) {
+  auto fresh_ivars = [&](ir::CloneMap& map) {
     std::vector<ir::IndexVar> out;
     for (const auto& iv : ivars) {
       const VarId v = bld.index_var(g.vars[static_cast<size_t>(iv.var)].name);
@@ -375,11 +375,11 @@ void batch(ir::Function& g, const Site& site) {
   // The trip count, computed before R.
   Block chain;
   for (size_t k : site.count_chain) chain.stmts.push_back(body.stmts[k]);
-  ad::CloneMap count_map;
+  ir::CloneMap count_map;
   ir::Atom count = loop.count;
   // Appends a copy of `src` at the builder's position; returns the copy's results.
-  auto append_copy = [&](const Block& src, ad::CloneMap& map) {
-    Block copy = ad::clone_block(g, src, g, map);
+  auto append_copy = [&](const Block& src, ir::CloneMap& map) {
+    Block copy = ir::clone_block(g, src, g, map);
     for (auto& s : copy.stmts) bld.append(std::move(s));
     return copy.results;
   };
@@ -399,7 +399,7 @@ void batch(ir::Function& g, const Site& site) {
       for (auto& m : moving) {
         Stmt& read_stmt = point_step.stmts[m.at];
         const auto read = *read_stmt.as<ir::IndexOp>();
-        ad::CloneMap map;
+        ir::CloneMap map;
         const VarId step = bld.index_var(g.vars[static_cast<size_t>(loop.iter)].name);
         std::vector<ir::IndexVar> tiv{ir::IndexVar{step, SizeExpr::var(t_name)}};
         const auto piv = fresh_ivars(map);
@@ -436,7 +436,7 @@ void batch(ir::Function& g, const Site& site) {
         read_stmt.op = std::move(element);
       }
     }
-    ad::CloneMap init_map;
+    ir::CloneMap init_map;
     const auto init_ivars = fresh_ivars(init_map);
     const VarId init = bld.gen(
         init_ivars,
@@ -450,7 +450,7 @@ void batch(ir::Function& g, const Site& site) {
     auto out = bld.loop_for(
         {ir::Atom::of(init)}, count,
         [&](const std::vector<VarId>& st, VarId iter) {
-          ad::CloneMap map;
+          ir::CloneMap map;
           map.atoms[loop.iter] = ir::Atom::of(iter);
           append_copy(shared_step, map);
           const auto point_ivars = fresh_ivars(map);

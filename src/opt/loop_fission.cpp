@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
@@ -632,7 +632,7 @@ class Fission {
       // Copied before new_var grows the table.
       const std::string name = f_.vars[static_cast<size_t>(rv)].name;
       const Type rt = f_.type_of(rv);
-      ad::CloneMap map;
+      ir::CloneMap map;
       std::vector<ir::IndexVar> fresh;
       std::vector<SizeExpr> shape;
       for (const auto& iv : p.hivars[g]) {
@@ -646,7 +646,7 @@ class Fission {
       const Type ht = Type::tensor(rt.elem, shape);
       ir::GenOp gen;
       gen.ivars = std::move(fresh);
-      gen.body = ad::clone_block(f_, tmp, f_, map);
+      gen.body = ir::clone_block(f_, tmp, f_, map);
       if (p.inner_guard[g].kind != Pred::Kind::True) {
         // Only the points the original computed: the others are never read.
         std::unordered_map<VarId, VarId> rename;

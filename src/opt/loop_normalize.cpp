@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "opt/alpha_equal.h"
 #include "opt/bindings.h"
@@ -145,11 +145,11 @@ class LoopNormalize {
   // The body once, with the state bound to the initial values and the counter to `iter`; its
   // statements go to `out` and the loop's results read its results.
   ir::Block body_once(const ir::LoopOp& l, const Atom& iter) {
-    ad::CloneMap map;
+    ir::CloneMap map;
     for (size_t k = 0; k < l.state.size(); ++k) map.atoms[l.state[k]] = l.init[k];
     if (l.iter >= 0) map.atoms[l.iter] = iter;
     const ir::Block body = l.body;  // clone_block may grow f_.vars; read from a copy
-    ir::Block once = ad::clone_block(f_, body, f_, map);
+    ir::Block once = ir::clone_block(f_, body, f_, map);
     last_map_ = std::move(map);
     return once;
   }
@@ -202,7 +202,7 @@ class LoopNormalize {
   ir::Function& f_;
   Substitution subst_;
   std::unordered_map<VarId, int64_t> constants_;
-  ad::CloneMap last_map_;
+  ir::CloneMap last_map_;
 };
 
 // The first loop normalization would change; `constants` collects the constant size reads seen

@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/regions.h"
 #include "ir/uses.h"
 #include "opt/fuse.h"
@@ -122,7 +122,7 @@ bool split(ir::Function& f, Site site) {
     const VarId v = *costly_read.begin();
     const Type vt = f.type_of(v);  // a copy: new_var below grows f.vars
     if (vt.is_tuple) return false;
-    ad::CloneMap map;
+    ir::CloneMap map;
     ir::GenOp pgen;
     for (const auto& iv : g.ivars) {
       const VarId fresh = f.new_var(f.vars[static_cast<size_t>(iv.var)].name, f.type_of(iv.var));
@@ -132,7 +132,7 @@ bool split(ir::Function& f, Site site) {
     Block src;
     src.stmts = g.body.stmts;
     src.results.push_back(Atom::of(v));
-    pgen.body = ad::clone_block(f, src, f, map);
+    pgen.body = ir::clone_block(f, src, f, map);
     std::vector<SizeExpr> shape;
     for (const auto& iv : g.ivars) shape.push_back(iv.extent);
     shape.insert(shape.end(), vt.shape.begin(), vt.shape.end());

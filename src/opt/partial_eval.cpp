@@ -4,7 +4,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "index/fourier_motzkin.h"
 #include "ir/size_affine.h"
 #include "ir/uses.h"
@@ -305,12 +305,12 @@ class PartialEvaluator {
     for (size_t k = 0; k + 2 < r.body.stmts.size(); ++k) term.stmts.push_back(r.body.stmts[k]);
     for (const auto& st : choice->then_branch.stmts) term.stmts.push_back(st);
     term.results = choice->then_branch.results;
-    ad::CloneMap map;
+    ir::CloneMap map;
     map.atoms[i] = a;
     map.affine[i] = a.is_var ? Affine::var(a.var) : Affine::constant(a.lit.integer);
     ir::IfOp pick;
     pick.cond = ir::Atom::of(ok);
-    pick.then_branch = ad::clone_block(f_, term, f_, map);
+    pick.then_branch = ir::clone_block(f_, term, f_, map);
     pick.else_branch.results.push_back(ir::Atom::real(0.0, t.elem));
     out.push_back(ir::Stmt{s.results, std::move(pick), s.span});
     return true;
@@ -329,10 +329,10 @@ class PartialEvaluator {
       }
       if (count == 1) {
         if (!fire("a for-loop with a trip count of 1 is left")) return false;
-        ad::CloneMap map;
+        ir::CloneMap map;
         for (size_t k = 0; k < n; ++k) map.atoms[l.state[k]] = l.init[k];
         if (l.iter >= 0) map.atoms[l.iter] = ir::Atom::i64(0);
-        ir::Block once = ad::clone_block(f_, l.body, f_, map);
+        ir::Block once = ir::clone_block(f_, l.body, f_, map);
         for (auto& st : once.stmts) out.push_back(std::move(st));
         for (size_t k = 0; k < n; ++k) replace(s.results[k], once.results[k]);
         return true;

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/builder.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
@@ -494,9 +494,9 @@ std::vector<Probe> place_probes(ir::Function& g, Block& block, size_t a,
   for (size_t k = a + 1; k < block.stmts.size(); ++k) {
     for_each_index_region(block.stmts[k], [&](Stmt& r, const std::vector<ir::IndexVar>& outer) {
       for (const auto& at : mappings(ivars, outer, *ir::index_vars_of(r))) {
-        ad::CloneMap map;
+        ir::CloneMap map;
         for (size_t i = 0; i < ivars.size(); ++i) map.atoms[ivars[i].var] = ir::Atom::of(at[i]);
-        Block copy = ad::clone_block(g, slice, g, map);
+        Block copy = ir::clone_block(g, slice, g, map);
         probes.push_back({copy.results[0].var, at});
         Block& body = *ir::index_body_of(r);
         body.stmts.insert(body.stmts.begin(), std::make_move_iterator(copy.stmts.begin()),
@@ -576,7 +576,7 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
   const Span span = rbody.stmts[q].span;
 
   ir::GenOp gen;
-  ad::CloneMap map;
+  ir::CloneMap map;
   std::vector<SizeExpr> shape;
   std::vector<VarId> h_ivars;
   for (const auto& iv : ivars) {
@@ -587,7 +587,7 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
     shape.push_back(iv.extent);
     h_ivars.push_back(iv.var);
   }
-  gen.body = ad::clone_block(h, chain, h, map);
+  gen.body = ir::clone_block(h, chain, h, map);
   const Type vt = h.type_of(c.value);
   for (const auto& d : vt.shape) shape.push_back(d);
   const VarId hv = h.new_var("shared", Type::tensor(vt.elem, std::move(shape)));
@@ -745,7 +745,7 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
   Block made = bld.region([&] {
     tn = bld.named(bld.prim(Prim::Max, {count, ir::Atom::i64(0)}, span), tn_name);
     h.size_vars.push_back(ir::SizeVar{tn_name, tn, -1, {}, 0});
-    ad::CloneMap map;
+    ir::CloneMap map;
     std::vector<ir::IndexVar> hiv;
     for (const auto& iv : ivars) {
       const VarId fresh = bld.index_var(h.vars[static_cast<size_t>(iv.var)].name);
@@ -755,7 +755,7 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
     hv = bld.gen(
         hiv,
         [&] {
-          Block body = ad::clone_block(h, chain, h, map);
+          Block body = ir::clone_block(h, chain, h, map);
           Stmt run = std::move(body.stmts.back());
           body.stmts.pop_back();
           for (auto& st : body.stmts) bld.append(std::move(st));

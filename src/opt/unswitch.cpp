@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/binders.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
@@ -183,9 +183,9 @@ class Unswitcher {
     Block src;
     src.stmts.push_back(s);
     for (VarId v : s.results) src.results.push_back(Atom::of(v));
-    ad::CloneMap map;
+    ir::CloneMap map;
     map.atoms[p] = Atom::boolean(value);
-    Block copy = ad::clone_block(f_, src, f_, map);
+    Block copy = ir::clone_block(f_, src, f_, map);
     Substitution renamed;
     fold_literal_choices(copy, renamed, FoldSelects::No);
     // Nested folded ifs rename to results of other folded ifs: resolve the chains.

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ad/derive.h"
-#include "ad/inline.h"
+#include "ir/inline_calls.h"
 #include "ad/random_program.h"
 #include "opt/fuse.h"
 #include "opt/inline.h"
@@ -468,7 +468,7 @@ TEST(OptIverson, random_programs_and_gradients_through_the_family) {
     }
     for (const char* fn : {"f", "g", "gfa"}) {
       ir::Program base = p;
-      *base.find(fn) = ad::inline_calls(p, fn);
+      *base.find(fn) = ir::inline_calls(p, fn);
       ir::Program cur = base;
       for (opt::PassFn pass :
            {opt::simplify_brackets, opt::simplify_algebra, opt::partially_evaluate,

@@ -3,7 +3,7 @@
 // computed indices when the affine arithmetic overflows, and saving loops' dynamic sizes.
 // Source programs are checked, pieces of their IR are copied into functions assembled around
 // them, and the results are verified and evaluated with the reference interpreter.
-#include "ad/clone.h"
+#include "ir/clone.h"
 
 #include <gtest/gtest.h>
 
@@ -119,13 +119,13 @@ ir::Function shifted(const ir::Function& f, const std::function<Affine(VarId j)>
   ir::Block body;
   VarId jm1 = g.new_var("jm1", Type::scalar(Scalar::I64));
   body.stmts.push_back(ir::Stmt{{jm1}, ir::PrimOp{Prim::Sub, {Atom::of(j), Atom::i64(1)}}, {}});
-  CloneMap map;
+  ir::CloneMap map;
   map.atoms[f.params[0]] = Atom::of(x);
   map.atoms[f.size_vars[0].var] = Atom::of(m);
   map.sizes["n"] = SizeExpr::var("m");
   map.atoms[gen.ivars[0].var] = Atom::of(jm1);
   map.affine[gen.ivars[0].var] = by_affine(j);
-  ir::Block c = clone_block(f, gen.body, g, map);
+  ir::Block c = ir::clone_block(f, gen.body, g, map);
   if (copied != nullptr) *copied = c;
   Type t = ir::atom_type(g, c.results.at(0));
   VarId guarded = g.new_var("", t);
@@ -177,12 +177,12 @@ TEST(Clone, LiteralMappedVariableFoldsIntoTheIndex) {
   h.name = "h";
   ir::Builder b(h);
   VarId y = b.param("y", Type::tensor(Scalar::F64, {SizeExpr::var("k")}));
-  CloneMap map;
+  ir::CloneMap map;
   map.atoms[f.params[0]] = Atom::of(y);
   map.atoms[f.size_vars[0].var] = Atom::of(b.size_var("k"));
   map.sizes["n"] = SizeExpr::var("k");
   map.atoms[gen.ivars[0].var] = Atom::i64(2);
-  ir::Block c = clone_block(f, gen.body, h, map);
+  ir::Block c = ir::clone_block(f, gen.body, h, map);
   auto ix = indices_of(c);
   ASSERT_EQ(ix.size(), 1u);
   ASSERT_TRUE(ix[0].is_affine);
@@ -233,13 +233,13 @@ TEST(Clone, LiteralLoopCounterAndStateFold) {
   h.name = "h";
   ir::Builder b(h);
   VarId y = b.param("y", Type::tensor(Scalar::F64, {SizeExpr::var("k")}));
-  CloneMap map;
+  ir::CloneMap map;
   map.atoms[f.params[0]] = Atom::of(y);
   map.atoms[f.size_vars[0].var] = Atom::of(b.size_var("k"));
   map.sizes["n"] = SizeExpr::var("k");
   map.atoms[loop->iter] = Atom::i64(1);
   map.atoms[loop->state[0]] = Atom::real(10.0);
-  ir::Block c = clone_block(f, loop->body, h, map);
+  ir::Block c = ir::clone_block(f, loop->body, h, map);
   auto ix = indices_of(c);
   ASSERT_EQ(ix.size(), 1u);
   ASSERT_TRUE(ix[0].is_affine);
@@ -255,8 +255,8 @@ TEST(Clone, WithinTheSameFunctionAndResultsMapped) {
   ir::Program p = compile("def s(x: f64[n]) -> f64 { sum i. x[i] * x[i] }\n");
   ir::Function f = *p.find("s");
   const ir::Block original = f.body;
-  CloneMap map;  // x is kept: same function
-  ir::Block c = clone_block(f, f.body, f, map);
+  ir::CloneMap map;  // x is kept: same function
+  ir::Block c = ir::clone_block(f, f.body, f, map);
   ASSERT_EQ(c.results.size(), 1u);
   ASSERT_TRUE(c.results[0].is_var);
   ASSERT_TRUE(original.results[0].is_var);
@@ -280,11 +280,11 @@ TEST(Clone, SubstitutesSizesInTypesAndExtents) {
   g.name = "g";
   ir::Builder b(g);
   VarId z = b.param("z", Type::tensor(Scalar::F64, {SizeExpr::var("m")}));
-  CloneMap map;
+  ir::CloneMap map;
   map.atoms[f.params[0]] = Atom::of(z);
   map.atoms[f.size_vars[0].var] = Atom::of(b.size_var("m"));
   map.sizes["n"] = SizeExpr::var("m");
-  ir::Block c = clone_block(f, f.body, g, map);
+  ir::Block c = ir::clone_block(f, f.body, g, map);
   for (auto& st : c.stmts) {
     for (VarId v : st.results) {
       for (const auto& d : g.type_of(v).shape) {
@@ -303,8 +303,8 @@ TEST(Clone, UnmappedFreeVariableIsABug) {
   const ir::Function& f = *p.find("f");
   ir::Function g;
   g.name = "g";
-  CloneMap map;
-  EXPECT_THROW(clone_block(f, first_gen(f).body, g, map), std::logic_error);
+  ir::CloneMap map;
+  EXPECT_THROW(ir::clone_block(f, first_gen(f).body, g, map), std::logic_error);
 }
 
 // f(x: f64) -> f64 { let (s, T, s_saved) = loop s = x for t < 3 saving { 2.0 * s }; s }
@@ -334,8 +334,8 @@ ir::Function saving_function() {
 
 TEST(Clone, SavingLoopGetsAFreshDynamicSize) {
   ir::Function f = saving_function();
-  CloneMap map;
-  ir::Block c = clone_block(f, f.body, f, map);
+  ir::CloneMap map;
+  ir::Block c = ir::clone_block(f, f.body, f, map);
   ASSERT_EQ(c.stmts.size(), 1u);
   const ir::Stmt& s = c.stmts[0];
   ASSERT_EQ(s.results.size(), 3u);
@@ -356,9 +356,9 @@ TEST(Clone, SavingLoopGetsAFreshDynamicSize) {
   g.name = "g";
   ir::Builder b(g);
   VarId y = b.param("y", Type::scalar(Scalar::F64));
-  CloneMap m2;
+  ir::CloneMap m2;
   m2.atoms[f.params[0]] = Atom::of(y);
-  ir::Block c2 = clone_block(f, f.body, g, m2);
+  ir::Block c2 = ir::clone_block(f, f.body, g, m2);
   ASSERT_EQ(g.size_vars.size(), 1u);
   EXPECT_EQ(g.size_vars[0].name, "T");
   EXPECT_EQ(g.type_of(c2.stmts[0].results[2]), Type::tensor(Scalar::F64, {SizeExpr::var("T")}));

@@ -6,7 +6,7 @@
 
 #include "ir/ir.h"
 
-namespace cot::ad {
+namespace cot::ir {
 
 // The function `name` of `program` with every call (to user, prelude or derived functions,
 // transitively) replaced by the callee's body. Callees must have bodies (a derived function
@@ -26,4 +26,4 @@ namespace cot::ad {
 ir::Function inline_calls(const ir::Program& program, const std::string& name,
                           bool keep_unbuilt = false);
 
-}  // namespace cot::ad
+}  // namespace cot::ir

@@ -1,4 +1,4 @@
-#include "ad/inline.h"
+#include "ir/inline_calls.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,16 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "ad/clone.h"
+#include "ir/clone.h"
 #include "ir/uses.h"
 
-namespace cot::ad {
+namespace cot::ir {
 namespace {
 
-using ir::Atom;
-using ir::Block;
-using ir::Stmt;
-using ir::VarId;
 
 [[noreturn]] void bug(const std::string& what) {
   throw std::logic_error("inline_calls: " + what);
@@ -142,4 +138,4 @@ ir::Function inline_calls(const ir::Program& program, const std::string& name, b
   return to;
 }
 
-}  // namespace cot::ad
+}  // namespace cot::ir

@@ -13,7 +13,7 @@
 
 #include "ir/ir.h"
 
-namespace cot::ad {
+namespace cot::ir {
 
 // How free variables and size variables of a block are mapped when it is copied.
 struct CloneMap {
@@ -59,4 +59,4 @@ using CallHook = std::function<std::optional<std::vector<ir::Atom>>(
 ir::Block clone_block(const ir::Function& from, const ir::Block& src, ir::Function& to,
                       CloneMap& map, const CallHook& on_call);
 
-}  // namespace cot::ad
+}  // namespace cot::ir

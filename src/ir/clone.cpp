@@ -1,4 +1,4 @@
-#include "ad/clone.h"
+#include "ir/clone.h"
 
 #include <cstdint>
 #include <limits>
@@ -7,15 +7,9 @@
 
 #include "ir/builder.h"
 
-namespace cot::ad {
+namespace cot::ir {
 namespace {
 
-using ir::Atom;
-using ir::Block;
-using ir::IndexExpr;
-using ir::IndexVar;
-using ir::Stmt;
-using ir::VarId;
 
 [[noreturn]] void bug(const std::string& what) {
   throw std::logic_error("clone_block: " + what);
@@ -354,4 +348,4 @@ ir::Block clone_block(const ir::Function& from, const ir::Block& src, ir::Functi
   return Cloner(from, to, map, &on_call).block(src);
 }
 
-}  // namespace cot::ad
+}  // namespace cot::ir

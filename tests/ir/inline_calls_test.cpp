@@ -1,7 +1,7 @@
 // Inlining (src/ad/inline.h): programs are checked from source, a function is inlined, the
 // result must verify, contain no call, and compute the same values as the original under the
 // reference interpreter (ρ ≤ 1e-12), which the tests also compare with values computed by hand.
-#include "ad/inline.h"
+#include "ir/inline_calls.h"
 
 #include <gtest/gtest.h>
 
@@ -72,7 +72,7 @@ std::string errors_of(const std::vector<ir::VerifyError>& es) {
 // The program with `fn` replaced by its inlined form, which must verify and call nothing.
 ir::Program inlined(const ir::Program& p, const std::string& fn) {
   ir::Program q = p;
-  ir::Function f = inline_calls(p, fn);
+  ir::Function f = ir::inline_calls(p, fn);
   EXPECT_EQ(count_calls(f.body), 0) << ir::print_function(p, f);
   ir::Function* slot = q.find(fn);
   EXPECT_NE(slot, nullptr);
@@ -333,7 +333,7 @@ TEST(Inline, KeepsTheSignature) {
   const std::string src =
       "def f(x: f64[n], A: f64[n, m]) -> f64[m] { for j. dot(x, for i. A[i, j]) }\n";
   ir::Program p = compile(src);
-  ir::Function f = inline_calls(p, "f");
+  ir::Function f = ir::inline_calls(p, "f");
   const ir::Function& orig = *p.find("f");
   EXPECT_EQ(f.name, "f");
   EXPECT_EQ(f.result_type, orig.result_type);
@@ -358,8 +358,8 @@ TEST(Inline, DerivedFunctionWithoutBodyIsABug) {
   for (auto& fn : p.functions) {
     if (fn.derivation) fn.body = ir::Block{};
   }
-  EXPECT_THROW(inline_calls(p, "g"), std::logic_error);
-  EXPECT_THROW(inline_calls(p, "no_such_function"), std::logic_error);
+  EXPECT_THROW(ir::inline_calls(p, "g"), std::logic_error);
+  EXPECT_THROW(ir::inline_calls(p, "no_such_function"), std::logic_error);
 }
 
 }  // namespace COTANGENT_TEST_UNIT
