@@ -7,9 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "ir/clone.h"
 #include "index/smith_normal_form.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
+#include "ir/rewriter.h"
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
 #include "opt/static_cost.h"
@@ -50,22 +51,24 @@ bool determines(const std::vector<const Affine*>& rows, const std::vector<VarId>
   return snf && snf->rank == static_cast<int>(cols.size());
 }
 
-class Fuser {
+class Fuser : public ir::Rewriter<Fuser> {
  public:
   Fuser(ir::Function& f, bool only_cost_free, bool check_only, const ir::Program* program = nullptr)
-      : f_(f), only_cost_free_(only_cost_free), check_only_(check_only), program_(program) {}
+      : Rewriter(f),
+        f_(f),
+        only_cost_free_(only_cost_free),
+        check_only_(check_only),
+        program_(program) {}
 
   // One pass over the function; returns whether a read was fused (or found, in check mode).
   bool run() {
     uses_ = ir::use_counts(f_);
-    frames_.assign(1, ScopeFrame{});
-    process(f_.body);
+    Rewriter::rewrite();
     if (changed_ && !check_only_) remove_dead_producers(f_.body, ir::use_counts(f_));
     return changed_;
   }
   const std::optional<std::string>& found() const { return found_; }
 
- private:
   struct Plan {
     const Producer* producer;
   };
@@ -78,46 +81,44 @@ class Fuser {
     s = std::move(tmp.stmts[0]);
   }
 
-  void process(Block& b) {
-    std::vector<Stmt> out;
-    out.reserve(b.stmts.size());
-    for (auto& slot : b.stmts) {
-      Stmt s = std::move(slot);
-      apply_subst(s);
-      for_each_region_frame(s, [&](const ScopeFrame& fr, Block& body) {
-        frames_.push_back(fr);
-        process(body);
-        frames_.pop_back();
-      });
-      if (const auto* ix = s.as<ir::IndexOp>()) {
-        if (auto plan = decide(*ix)) {
-          changed_ = true;
-          if (check_only_) {
-            if (!found_) found_ = describe(s, *plan);
-          } else {
-            rewrite(s, *plan, out);
-            continue;
-          }
-        }
+  void visit(Stmt& s, ir::StmtList& out) {
+    apply_subst(s);
+    Rewriter::visit(s, out);
+  }
+
+  void on_index(Stmt& s, ir::IndexOp& ix, ir::StmtList& out) {
+    if (auto plan = decide(ix)) {
+      changed_ = true;
+      if (check_only_) {
+        if (!found_) found_ = describe(s, *plan);
+      } else {
+        rewrite(s, *plan, out);
+        return;
       }
-      if (s.as<ir::GenOp>() != nullptr && s.results.size() == 1 &&
-          uses_[static_cast<size_t>(s.results[0])] > 0) {
-        auto copy = std::make_shared<const Stmt>(s);
-        const bool free = cheap_to_copy(copy->as<ir::GenOp>()->body);
-        producers_[s.results[0]] = Producer{frames_.size() - 1, std::move(copy), free};
-      }
-      out.push_back(std::move(s));
     }
+    keep(s, out);
+  }
+
+  void on_gen(Stmt& s, ir::GenOp& /*g*/, ir::StmtList& out) {
+    rewrite_regions(s);
+    if (s.results.size() == 1 && uses_[static_cast<size_t>(s.results[0])] > 0) {
+      auto copy = std::make_shared<const Stmt>(s);
+      const bool free = cheap_to_copy(copy->as<ir::GenOp>()->body);
+      producers_[s.results[0]] = Producer{scope().depth() - 1, std::move(copy), free};
+    }
+    out.push_back(std::move(s));
+  }
+
+  void after_block(Block& b) {
     // Producers of this block all of whose reads were fused are dead now (their reads all lie
     // in this block's scope, and copies of bodies contain only reads that were not fused).
     if (!check_only_ && !plan_fused_.empty()) {
-      std::erase_if(out, [&](const Stmt& s) {
+      std::erase_if(b.stmts, [&](const Stmt& s) {
         return s.as<ir::GenOp>() != nullptr && s.results.size() == 1 &&
                plan_fused_.count(s.results[0]) != 0 &&
                uses_[static_cast<size_t>(s.results[0])] == 0;
       });
     }
-    b.stmts = std::move(out);
     if (!subst_.empty()) {
       for (auto& a : b.results) {
         if (!a.is_var) continue;
@@ -126,9 +127,9 @@ class Fuser {
     }
   }
 
-  bool in_range(const Affine& a, const SizeExpr& extent, std::optional<IndexFacts>& facts) {
-    if (!facts) facts = facts_of(f_, frames_);
-    return facts->proves_in_range(f_, a, extent);
+ private:
+  bool in_range(const Affine& a, const SizeExpr& extent) {
+    return scope().facts().proves_in_range(f_, a, extent);
   }
 
   // Rule (a): a cost-free body that does constant work per element (no nested generators,
@@ -147,20 +148,20 @@ class Fuser {
     const Producer& p = it->second;
     const auto& g = *p.stmt->as<ir::GenOp>();
     const size_t m = std::min(ix.indices.size(), g.ivars.size());
-    std::optional<IndexFacts> facts;
     std::vector<const Affine*> rows;
     for (size_t d = 0; d < m; ++d) {
       // (5.21) needs the access to be in bounds: a read out of range must still fail.
       if (!ix.indices[d].is_affine) return std::nullopt;
-      if (!in_range(ix.indices[d].affine, g.ivars[d].extent, facts)) return std::nullopt;
+      if (!in_range(ix.indices[d].affine, g.ivars[d].extent)) return std::nullopt;
       rows.push_back(&ix.indices[d].affine);
     }
     if (p.cost_free) return Plan{&p};
     if (only_cost_free_) return std::nullopt;
     if (uses_[static_cast<size_t>(ix.tensor.var)] != 1) return std::nullopt;
     std::vector<VarId> cols;
-    for (size_t k = p.depth + 1; k < frames_.size(); ++k) {
-      const ScopeFrame& fr = frames_[k];
+    const auto& frames = scope().frames();
+    for (size_t k = p.depth + 1; k < frames.size(); ++k) {
+      const ScopeFrame& fr = frames[k];
       if (fr.kind == Kind::ForBody || fr.kind == Kind::WhileBody || fr.kind == Kind::WhileCond) {
         return std::nullopt;  // the read runs many times per element
       }
@@ -270,7 +271,6 @@ class Fuser {
   const bool check_only_;
   const ir::Program* program_;
   std::vector<int> uses_;
-  std::vector<ScopeFrame> frames_;
   std::unordered_map<VarId, Producer> producers_;
   Substitution subst_;
   std::unordered_set<VarId> plan_fused_;

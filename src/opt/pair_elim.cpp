@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/printer.h"
+#include "ir/rewriter.h"
 #include "opt/alpha_equal.h"
 #include "opt/substitute.h"
 
@@ -23,38 +24,47 @@ void collect_projected(const ir::Block& b, std::unordered_set<VarId>& out) {
   }
 }
 
-class PairElim {
+// Replaces each projection of a tuple built in scope by the element it projects, and splits
+// the projected tuple results of guards and ifs into their elements so that the projections
+// after them go too.
+class PairElim : public ir::Rewriter<PairElim> {
  public:
-  explicit PairElim(ir::Function& f) : f_(f) { collect_projected(f.body, projected_); }
+  explicit PairElim(ir::Function& f) : Rewriter(f), f_(f) { collect_projected(f.body, projected_); }
 
-  void block(ir::Block& b) {
-    std::vector<ir::Stmt> out;
-    out.reserve(b.stmts.size());
-    for (auto& s : b.stmts) {
-      substitute(s);
-      if (const auto* p = s.as<ir::ProjOp>(); p != nullptr && p->tuple.is_var) {
-        auto it = tuples_.find(p->tuple.var);
-        if (it != tuples_.end()) {
-          subst_[s.results[0]] = it->second.at(static_cast<size_t>(p->index));
-          continue;
-        }
-      }
-      std::vector<ir::Stmt> rebuilt;
-      if (s.as<ir::GuardOp>() != nullptr || s.as<ir::IfOp>() != nullptr) split(s, rebuilt);
-      for_each_region(s, [&](ir::Block& r) { block(r); });
-      if (const auto* t = s.as<ir::TupleOp>()) tuples_[s.results[0]] = t->elems;
-      out.push_back(std::move(s));
-      for (auto& r : rebuilt) {
-        tuples_[r.results[0]] = std::get<ir::TupleOp>(r.op).elems;
-        out.push_back(std::move(r));
-      }
-    }
-    b.stmts = std::move(out);
-    substitute_results(b, subst_);
+  void visit(ir::Stmt& s, ir::StmtList& out) {
+    substitute_uses(s, subst_);
+    Rewriter::visit(s, out);
   }
 
+  void on_proj(ir::Stmt& s, ir::ProjOp& p, ir::StmtList& out) {
+    if (p.tuple.is_var) {
+      auto it = tuples_.find(p.tuple.var);
+      if (it != tuples_.end()) {
+        subst_[s.results[0]] = it->second.at(static_cast<size_t>(p.index));
+        return;
+      }
+    }
+    keep(s, out);
+  }
+  void on_tuple(ir::Stmt& s, ir::TupleOp& t, ir::StmtList& out) {
+    tuples_[s.results[0]] = t.elems;
+    keep(s, out);
+  }
+  void on_guard(ir::Stmt& s, ir::GuardOp& /*g*/, ir::StmtList& out) { split_and_keep(s, out); }
+  void on_if(ir::Stmt& s, ir::IfOp& /*i*/, ir::StmtList& out) { split_and_keep(s, out); }
+
+  void after_block(ir::Block& b) { substitute_results(b, subst_); }
+
  private:
-  void substitute(ir::Stmt& s) { substitute_uses(s, subst_); }
+  void split_and_keep(ir::Stmt& s, ir::StmtList& out) {
+    std::vector<ir::Stmt> rebuilt;
+    split(s, rebuilt);
+    keep(s, out);
+    for (auto& r : rebuilt) {
+      tuples_[r.results[0]] = std::get<ir::TupleOp>(r.op).elems;
+      out.push_back(std::move(r));
+    }
+  }
 
   // Splits every projected tuple-typed result of a guard or if into its elements; `rebuilt`
   // gets the statements that rebuild the tuples after it.
@@ -120,7 +130,7 @@ void collect_tuples(const ir::Block& b, std::unordered_set<VarId>& out) {
 
 ir::Function eliminate_pairs(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
-  PairElim(g).block(g.body);
+  PairElim(g).rewrite();
   return g;
 }
 

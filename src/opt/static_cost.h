@@ -12,6 +12,7 @@
 
 #include "index/affine.h"
 #include "index/predicate.h"
+#include "ir/index_facts.h"
 #include "ir/ir.h"
 #include "ir/regions.h"
 #include "ir/size_affine.h"
@@ -37,27 +38,8 @@ bool may_fail(const ir::Function& f, const ir::Stmt& s);
 
 using ir::size_affine;  // ir/size_affine.h
 
-// Facts about the integer variables in scope at a point of the IR (index-variable ranges, size
-// variables >= 0, the affine conjuncts of enclosing guards), for bounds proofs by
-// Fourier-Motzkin.
-class IndexFacts {
- public:
-  void add(const Affine& ge0) { constraints_.push_back(ge0); }
-  // 0 <= v < extent (only v >= 0 when the extent is not affine).
-  void add_range(const ir::Function& f, ir::VarId v, const SizeExpr& extent);
-  // The affine conjuncts of a predicate that holds (disjunctions and atoms are skipped).
-  void add_pred(const Pred& p);
-  // Every size variable's i64 variable is >= 0.
-  void add_sizes(const ir::Function& f);
-  // true only when `c >= 0` follows from the facts.
-  bool proves(const Affine& c) const;
-  // true only when 0 <= a < extent follows from the facts.
-  bool proves_in_range(const ir::Function& f, const Affine& a, const SizeExpr& extent) const;
-
- private:
-  std::vector<Affine> constraints_;
-  std::vector<std::pair<ir::VarId, SizeExpr>> ranges_;
-};
+using ir::IndexFacts;  // ir/index_facts.h
+using ir::facts_of;
 
 // Whether every index of the read is affine and provably in range where `facts` hold (then the
 // read cannot fail).
@@ -70,10 +52,6 @@ void for_each_region_frame(ir::Stmt& s,
                            const std::function<void(const ScopeFrame&, ir::Block&)>& visit);
 void for_each_region_frame(const ir::Stmt& s,
                            const std::function<void(const ScopeFrame&, const ir::Block&)>& visit);
-// The facts that hold inside the innermost of `frames` (size variables, ranges, guards, loop
-// counters).
-IndexFacts facts_of(const ir::Function& f, const std::vector<ScopeFrame>& frames);
-
 // Whether `v` occurs in `b` (nested regions included) anywhere but inside affine index
 // expressions and affine predicate constraints: as an operand, a computed index, a result, ...
 bool used_non_affinely(const ir::Block& b, ir::VarId v);
