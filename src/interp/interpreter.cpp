@@ -7,6 +7,7 @@
 #include "interp/machine.h"
 #include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
+#include "ir/match.h"
 
 namespace cot::interp {
 
@@ -145,23 +146,19 @@ bool Machine::run_stmt(const ir::Stmt& s) {
   if (!multi && s.results.size() != 1) {
     return internal(s.span, "a statement of this kind must bind exactly one variable");
   }
-  return std::visit(
-      [&](const auto& op) -> bool {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, ir::PrimOp>) return run_prim(s, op);
-        if constexpr (std::is_same_v<T, ir::IndexOp>) return run_index(s, op);
-        if constexpr (std::is_same_v<T, ir::GenOp>) return run_gen(s, op);
-        if constexpr (std::is_same_v<T, ir::ReduceOp>) return run_reduce(s, op);
-        if constexpr (std::is_same_v<T, ir::GuardOp>) return run_guard(s, op);
-        if constexpr (std::is_same_v<T, ir::LoopOp>) return run_loop(s, op);
-        if constexpr (std::is_same_v<T, ir::IfOp>) return run_if(s, op);
-        if constexpr (std::is_same_v<T, ir::AccumOp>) return run_accum(s, op);
-        if constexpr (std::is_same_v<T, ir::TupleOp>) return run_tuple(s, op);
-        if constexpr (std::is_same_v<T, ir::ProjOp>) return run_proj(s, op);
-        if constexpr (std::is_same_v<T, ir::SizeOp>) return run_size(s, op);
-        if constexpr (std::is_same_v<T, ir::CallOp>) return run_call(s, op);
-      },
-      s.op);
+  return ir::match(
+      s.op, [&](const ir::PrimOp& op) { return run_prim(s, op); },
+      [&](const ir::IndexOp& op) { return run_index(s, op); },
+      [&](const ir::GenOp& op) { return run_gen(s, op); },
+      [&](const ir::ReduceOp& op) { return run_reduce(s, op); },
+      [&](const ir::GuardOp& op) { return run_guard(s, op); },
+      [&](const ir::LoopOp& op) { return run_loop(s, op); },
+      [&](const ir::IfOp& op) { return run_if(s, op); },
+      [&](const ir::AccumOp& op) { return run_accum(s, op); },
+      [&](const ir::TupleOp& op) { return run_tuple(s, op); },
+      [&](const ir::ProjOp& op) { return run_proj(s, op); },
+      [&](const ir::SizeOp& op) { return run_size(s, op); },
+      [&](const ir::CallOp& op) { return run_call(s, op); });
 }
 
 bool Machine::run_tuple(const ir::Stmt& s, const ir::TupleOp& op) {

@@ -1,7 +1,7 @@
 // What is known about the integer variables in scope at a point of the Core IR: index-variable
 // ranges, size variables >= 0, the affine conjuncts of enclosing guards and the ranges of loop
 // counters. Passes prove reads in range and guards true with it, by Fourier-Motzkin
-// (docs/design.md §8, "Index facts").
+// (docs/design.md §4, "Walking the IR").
 #pragma once
 
 #include <utility>

@@ -53,4 +53,15 @@ class Scope {
   mutable IndexFacts facts_;
 };
 
+// Calls fn(block) for every region of `s`, in the order of for_each_region_in, with the
+// region's frame pushed on `scope`: the recursion of a walk that keeps its own Scope.
+template <class StmtT, class Fn>
+void for_each_region_scoped(Scope& scope, StmtT& s, Fn&& fn) {
+  for_each_region_in(s, [&](const RegionFrame& frame, auto& b) {
+    scope.push(frame);
+    fn(b);
+    scope.pop();
+  });
+}
+
 }  // namespace cot::ir

@@ -259,8 +259,7 @@ class Fuser : public ir::Rewriter<Fuser> {
           plan_fused_.count(s.results[0]) != 0 && uses[static_cast<size_t>(s.results[0])] == 0) {
         continue;
       }
-      for_each_region_frame(
-          s, [&](const ScopeFrame&, Block& body) { remove_dead_producers(body, uses); });
+      ir::for_each_region(s, [&](Block& body) { remove_dead_producers(body, uses); });
       keep.push_back(std::move(s));
     }
     b.stmts = std::move(keep);

@@ -9,6 +9,7 @@
 
 #include "ir/clone.h"
 #include "ir/printer.h"
+#include "ir/rewriter.h"
 #include "ir/uses.h"
 #include "opt/fuse.h"
 #include "opt/static_cost.h"
@@ -41,8 +42,7 @@ void mask_unsafe(const Block& b, bool results_ok, std::unordered_set<VarId>& uns
       ir::for_each_direct_use(s.op, [&](VarId v) { unsafe.insert(v); });
     }
     const bool gen = s.as<ir::GenOp>() != nullptr;
-    for_each_region_frame(
-        s, [&](const ScopeFrame&, const Block& body) { mask_unsafe(body, gen, unsafe); });
+    ir::for_each_region(s, [&](const Block& body) { mask_unsafe(body, gen, unsafe); });
   }
   if (!results_ok) {
     for (const auto& a : b.results) {
@@ -75,29 +75,33 @@ std::optional<size_t> yielded_gen(const Stmt& s) {
   return at;
 }
 
-class Pushout {
+class Pushout : public ir::Rewriter<Pushout> {
  public:
-  explicit Pushout(ir::Function& f) : f_(f) {}
+  explicit Pushout(ir::Function& f) : Rewriter(f), f_(f) {}
 
   bool run() {
     changed_ = false;
     mask_unsafe(f_.body, true, unsafe_);
-    block(f_.body);
+    rewrite();
     return changed_;
   }
 
   // The first guard that 5.23 would rewrite, described.
-  std::optional<std::string> find(const ir::Program& program, Block& b) {
-    if (&b == &f_.body) mask_unsafe(f_.body, true, unsafe_);
-    for (auto& s : b.stmts) {
-      if (applies(s)) return "the guard " + ir::print_stmt(program, f_, s) + " yields a generator";
-      std::optional<std::string> found;
-      for_each_region_frame(s, [&](const ScopeFrame&, Block& body) {
-        if (!found) found = find(program, body);
-      });
-      if (found) return found;
+  std::optional<std::string> find(const ir::Program& program) {
+    mask_unsafe(f_.body, true, unsafe_);
+    const Stmt* s = ir::find_stmt(f_.body, [&](const Stmt& t) { return applies(t); });
+    if (s == nullptr) return std::nullopt;
+    return "the guard " + ir::print_stmt(program, f_, *s) + " yields a generator";
+  }
+
+  void on_guard(Stmt& s, ir::GuardOp& /*g*/, ir::StmtList& out) {
+    rewrite_regions(s);
+    if (applies(s)) {
+      push_out(s, out);
+      changed_ = true;
+      return;
     }
-    return std::nullopt;
+    out.push_back(std::move(s));
   }
 
  private:
@@ -105,23 +109,7 @@ class Pushout {
     return yielded_gen(s).has_value() && unsafe_.count(s.results[0]) == 0;
   }
 
-  void block(Block& b) {
-    std::vector<Stmt> out;
-    out.reserve(b.stmts.size());
-    for (auto& slot : b.stmts) {
-      Stmt s = std::move(slot);
-      for_each_region_frame(s, [&](const ScopeFrame&, Block& body) { block(body); });
-      if (applies(s)) {
-        rewrite(s, out);
-        changed_ = true;
-        continue;
-      }
-      out.push_back(std::move(s));
-    }
-    b.stmts = std::move(out);
-  }
-
-  void rewrite(Stmt& s, std::vector<Stmt>& out) {
+  void push_out(Stmt& s, std::vector<Stmt>& out) {
     auto& guard = *s.as<ir::GuardOp>();
     const size_t at = *yielded_gen(s);
     Stmt gen_stmt = std::move(guard.body.stmts[at]);
@@ -182,37 +170,29 @@ struct GuardProducer {
   std::shared_ptr<const Stmt> stmt;
 };
 
-class GuardReads {
+class GuardReads : public ir::Rewriter<GuardReads> {
  public:
-  explicit GuardReads(ir::Function& f) : f_(f) {}
+  explicit GuardReads(ir::Function& f) : Rewriter(f), f_(f) {}
 
   bool run() {
-    frames_.assign(1, ScopeFrame{});
-    block(f_.body);
+    rewrite();
     return changed_;
   }
 
- private:
-  void block(Block& b) {
-    std::vector<Stmt> out;
-    out.reserve(b.stmts.size());
-    for (auto& slot : b.stmts) {
-      Stmt s = std::move(slot);
-      for_each_region_frame(s, [&](const ScopeFrame& fr, Block& body) {
-        frames_.push_back(fr);
-        block(body);
-        frames_.pop_back();
-      });
-      if (const auto* ix = s.as<ir::IndexOp>(); ix != nullptr && rewrite(s, *ix, out)) {
-        changed_ = true;
-        continue;
-      }
-      if (is_candidate(s)) guards_[s.results[0]] = GuardProducer{std::make_shared<const Stmt>(s)};
-      out.push_back(std::move(s));
+  void on_index(Stmt& s, ir::IndexOp& ix, ir::StmtList& out) {
+    if (rewrite_read(s, ix, out)) {
+      changed_ = true;
+      return;
     }
-    b.stmts = std::move(out);
+    keep(s, out);
+  }
+  void on_guard(Stmt& s, ir::GuardOp& /*g*/, ir::StmtList& out) {
+    rewrite_regions(s);
+    if (is_candidate(s)) guards_[s.results[0]] = GuardProducer{std::make_shared<const Stmt>(s)};
+    out.push_back(std::move(s));
   }
 
+ private:
   bool is_candidate(const Stmt& s) const {
     const auto* g = s.as<ir::GuardOp>();
     if (g == nullptr || s.results.size() != 1 || g->body.results.size() != 1) return false;
@@ -223,18 +203,16 @@ class GuardReads {
     return is_cost_free(f_, g->body);
   }
 
-  bool rewrite(const Stmt& s, const ir::IndexOp& ix, std::vector<Stmt>& out) {
+  bool rewrite_read(const Stmt& s, const ir::IndexOp& ix, std::vector<Stmt>& out) {
     if (!ix.tensor.is_var || ix.indices.empty()) return false;
     auto it = guards_.find(ix.tensor.var);
     if (it == guards_.end()) return false;
     const Stmt& gs = *it->second.stmt;
     const auto& g = *gs.as<ir::GuardOp>();
     const Type& t = f_.type_of(gs.results[0]);
-    std::optional<IndexFacts> facts;
     for (size_t d = 0; d < ix.indices.size() && d < t.rank(); ++d) {
       if (!ix.indices[d].is_affine) return false;
-      if (!facts) facts = facts_of(f_, frames_);
-      if (!facts->proves_in_range(f_, ix.indices[d].affine, t.shape[d])) return false;
+      if (!scope().facts().proves_in_range(f_, ix.indices[d].affine, t.shape[d])) return false;
     }
     ir::CloneMap map;
     Block copy = ir::clone_block(f_, g.body, f_, map);
@@ -252,7 +230,6 @@ class GuardReads {
   }
 
   ir::Function& f_;
-  std::vector<ScopeFrame> frames_;
   std::unordered_map<VarId, GuardProducer> guards_;
   bool changed_ = false;
 };
@@ -276,7 +253,7 @@ ir::Function push_out_generators(const ir::Program& program, const ir::Function&
 std::optional<std::string> gen_pushout_postcondition(const ir::Program& program,
                                                      const ir::Function& f) {
   ir::Function copy = f;
-  return Pushout(copy).find(program, copy.body);
+  return Pushout(copy).find(program);
 }
 
 }  // namespace cot::opt

@@ -7,9 +7,10 @@
 #include <unordered_set>
 #include <utility>
 
-#include "ir/clone.h"
 #include "index/eliminate_sums.h"
 #include "index/fourier_motzkin.h"
+#include "ir/clone.h"
+#include "ir/scope.h"
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
 #include "opt/static_cost.h"
@@ -18,19 +19,6 @@
 namespace cot::opt {
 
 using Facts = std::vector<Affine>;
-
-// An extent as an affine expression over the size variables' i64 variables (static_cost.h).
-void add_range_facts(const ir::Function& f, const std::vector<ir::IndexVar>& ivars, Facts& facts) {
-  for (const auto& iv : ivars) {
-    facts.push_back(Affine::var(iv.var));
-    if (auto ext = size_affine(f, iv.extent)) {
-      // extent - 1 - i >= 0
-      auto a = Affine::sub(*ext, Affine::var(iv.var));
-      if (a) a = Affine::add(*a, Affine::constant(-1));
-      if (a) facts.push_back(*a);
-    }
-  }
-}
 
 namespace {
 
@@ -65,12 +53,6 @@ bool implied(const Facts& facts, const Pred& c) {
 }
 
 }  // namespace
-
-void add_pred_facts(const Pred& p, Facts& facts) {
-  std::vector<Pred> kids;
-  flatten_conj(p, kids);
-  for (const auto& k : kids) push_affine(k, facts);
-}
 
 Pred tighten_pred(const Pred& p, const Facts& facts) {
   std::vector<Pred> kids;
@@ -309,45 +291,6 @@ bool uses_var(const ir::Block& b, ir::VarId v) {
   return found;
 }
 
-// Calls `fn(block, facts)` for every region of `s` with the facts that hold inside it: the
-// ranges of index variables, the constraints of a guard, the bounds of a for-loop's counter.
-template <class StmtT, class Fn>
-void for_each_region_with_facts(const ir::Function& f, StmtT& s, const Facts& facts, Fn&& fn) {
-  std::visit(
-      [&](auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::AccumOp>) {
-          Facts inner = facts;
-          add_range_facts(f, op.ivars, inner);
-          fn(op.body, inner);
-        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-          Facts inner = facts;
-          add_pred_facts(op.pred, inner);
-          fn(op.body, inner);
-        } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-          fn(op.cond, facts);
-          Facts inner = facts;
-          if (!op.is_while && op.iter >= 0) {
-            inner.push_back(Affine::var(op.iter));
-            std::optional<Affine> last;
-            if (op.count.is_var) {
-              last = Affine::sub(Affine::var(op.count.var), Affine::var(op.iter));
-            } else if (op.count.lit.type == Scalar::I64) {
-              last = Affine::sub(Affine::constant(op.count.lit.integer), Affine::var(op.iter));
-            }
-            if (last) last = Affine::add(*last, Affine::constant(-1));
-            if (last) inner.push_back(*last);
-          }
-          fn(op.body, inner);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          fn(op.then_branch, facts);
-          fn(op.else_branch, facts);
-        }
-      },
-      s.op);
-}
-
 // Every integer point of `facts` that satisfies p satisfies q: each conjunct of q is a
 // conjunct of p, or is affine and implied by the facts and p's affine conjuncts.
 bool pred_implies(const Facts& facts, const Pred& p, const Pred& q) {
@@ -426,23 +369,24 @@ std::optional<GuardProduct> find_guard_product(const ir::Function& f, const ir::
 
 class Rewriter {
  public:
-  explicit Rewriter(ir::Function& f) : f_(f) {}
+  explicit Rewriter(ir::Function& f) : f_(f), scope_(f) {}
 
   bool run() {
     changed_ = false;
-    Facts facts;
-    for (const auto& sv : f_.size_vars) facts.push_back(Affine::var(sv.var));
-    block(f_.body, facts);
+    block(f_.body);
     return changed_;
   }
 
  private:
-  void block(ir::Block& b, const Facts& facts) {
+  void block(ir::Block& b) {
+    // The facts of this block's scope (the vector stays as it is across the nested walks:
+    // Scope::pop restores it).
+    const Facts& facts = scope_.facts().constraints();
     std::vector<ir::Stmt> out;
     out.reserve(b.stmts.size());
     Substitution subst;
     for (auto& s : b.stmts) {
-      nested(s, facts);
+      ir::for_each_region_scoped(scope_, s, [&](ir::Block& r) { block(r); });
       local(std::move(s), facts, out, subst);
     }
     b.stmts = std::move(out);
@@ -479,11 +423,6 @@ class Rewriter {
     b.stmts.erase(b.stmts.begin() + static_cast<std::ptrdiff_t>(lo));
   }
 
-  void nested(ir::Stmt& s, const Facts& facts) {
-    for_each_region_with_facts(f_, s, facts,
-                               [&](ir::Block& b, const Facts& inner) { block(b, inner); });
-  }
-
   static ir::Atom resolve(const Substitution& subst, ir::Atom a) {
     if (a.is_var) {
       auto it = subst.find(a.var);
@@ -518,7 +457,7 @@ class Rewriter {
             out.push_back(strong_zero(s));
             return;
           }
-          ir::Stmt n = eliminate(std::move(s), *plan, facts);
+          ir::Stmt n = eliminate(std::move(s), *plan);
           if (n.as<ir::GuardOp>()) {
             guard(std::move(n), facts, out, subst);
           } else {
@@ -604,7 +543,7 @@ class Rewriter {
 
   // sum I. { S; [p] * { B } }  ->  [conditions] * { S; B }[solved := values], under the sum of
   // the kept variables when there are any.
-  ir::Stmt eliminate(ir::Stmt s, const SumPlan& plan, const Facts& facts) {
+  ir::Stmt eliminate(ir::Stmt s, const SumPlan& plan) {
     auto& r = *s.as<ir::ReduceOp>();
     ir::Stmt last = std::move(r.body.stmts.back());
     r.body.stmts.pop_back();
@@ -638,9 +577,9 @@ class Rewriter {
     for (auto& st : cloned.stmts) body.stmts.push_back(std::move(st));
     body.results = std::move(cloned.results);
 
-    Facts inner = facts;
-    add_range_facts(f_, plan.kept, inner);
-    Pred pred = tighten_pred(Pred::conj(plan.conditions), inner);
+    ir::IndexFacts inner = scope_.facts();
+    for (const auto& iv : plan.kept) inner.add_range(f_, iv.var, iv.extent);
+    Pred pred = tighten_pred(Pred::conj(plan.conditions), inner.constraints());
     if (plan.kept.empty()) {
       return ir::Stmt{s.results, ir::GuardOp{std::move(pred), std::move(body)}, last.span};
     }
@@ -656,6 +595,7 @@ class Rewriter {
   }
 
   ir::Function& f_;
+  ir::Scope scope_;
   bool changed_ = false;
 };
 
@@ -674,37 +614,32 @@ ir::Function simplify_brackets(const ir::Program&, const ir::Function& f) {
 namespace {
 
 std::optional<std::string> check_block(const ir::Function& f, const ir::Block& b,
-                                       const Facts& facts) {
+                                       ir::Scope& scope) {
+  const Facts& facts = scope.facts().constraints();
   for (const auto& s : b.stmts) {
     std::optional<std::string> broken;
-    std::visit(
-        [&](const auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::GuardOp>) {
-            if (op.pred.kind == Pred::Kind::True) {
-              broken = "a guard with the predicate true is left";
-            } else if (op.pred.kind == Pred::Kind::False && !is_trivial_block(op.body)) {
-              broken = "a false guard keeps a body that does work";
-            } else if (mergeable_inner(op.body) != nullptr) {
-              broken = "directly nested guards are left unmerged";
-            }
-          } else if constexpr (std::is_same_v<T, ir::ReduceOp>) {
-            if (op.kind == ir::ReduceKind::Sum) {
-              for (const auto& iv : op.ivars) {
-                auto c = iv.extent.as_constant();
-                if (c && *c <= 0) broken = "a sum over an empty range is left";
-              }
-              if (!broken && plan_sum(f, op)) {
-                broken = "a sum whose guard fixes a summed variable by an equality is left";
-              }
-            }
-          }
-        },
-        s.op);
+    if (const auto* g = s.as<ir::GuardOp>()) {
+      if (g->pred.kind == Pred::Kind::True) {
+        broken = "a guard with the predicate true is left";
+      } else if (g->pred.kind == Pred::Kind::False && !is_trivial_block(g->body)) {
+        broken = "a false guard keeps a body that does work";
+      } else if (mergeable_inner(g->body) != nullptr) {
+        broken = "directly nested guards are left unmerged";
+      }
+    } else if (const auto* r = s.as<ir::ReduceOp>();
+               r != nullptr && r->kind == ir::ReduceKind::Sum) {
+      for (const auto& iv : r->ivars) {
+        auto c = iv.extent.as_constant();
+        if (c && *c <= 0) broken = "a sum over an empty range is left";
+      }
+      if (!broken && plan_sum(f, *r)) {
+        broken = "a sum whose guard fixes a summed variable by an equality is left";
+      }
+    }
     if (broken) return broken;
     std::optional<std::string> inner;
-    for_each_region_with_facts(f, s, facts, [&](const ir::Block& r, const Facts& rf) {
-      if (!inner) inner = check_block(f, r, rf);
+    ir::for_each_region_scoped(scope, s, [&](const ir::Block& r) {
+      if (!inner) inner = check_block(f, r, scope);
     });
     if (inner) return inner;
   }
@@ -717,9 +652,8 @@ std::optional<std::string> check_block(const ir::Function& f, const ir::Block& b
 }  // namespace
 
 std::optional<std::string> iverson_postcondition(const ir::Program&, const ir::Function& f) {
-  Facts facts;
-  for (const auto& sv : f.size_vars) facts.push_back(Affine::var(sv.var));
-  return check_block(f, f.body, facts);
+  ir::Scope scope(f);
+  return check_block(f, f.body, scope);
 }
 
 }  // namespace cot::opt

@@ -50,12 +50,6 @@ std::optional<std::string> iverson_postcondition(const ir::Program& program, con
 
 // --- helpers shared with the other passes of this family (partial_eval) --------------------
 
-// Appends the facts `e >= 0` that hold inside a region binding `ivars`: 0 <= i <= extent - 1
-// (for extents that are affine).
-void add_range_facts(const ir::Function& f, const std::vector<ir::IndexVar>& ivars,
-                     std::vector<Affine>& facts);
-// Appends the affine constraints of the top-level conjunction of `p` (Eq0 as two facts).
-void add_pred_facts(const Pred& p, std::vector<Affine>& facts);
 // `p` simplified under `facts` (each `e >= 0`): implied affine conjuncts dropped, False when
 // infeasible; atoms and disjunctions kept as they are.
 Pred tighten_pred(const Pred& p, const std::vector<Affine>& facts);

@@ -8,6 +8,7 @@
 
 #include "ir/printer.h"
 #include "ir/regions.h"
+#include "ir/rewriter.h"
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
 #include "opt/guard_projection.h"
@@ -57,17 +58,12 @@ bool may_fail_at(const ir::Function& f, const Stmt& s, const IndexFacts& facts) 
   return may_fail(f, s);
 }
 
-std::optional<Region> region_of(const ir::Function& f, Stmt& s,
-                                const std::vector<ScopeFrame>& frames) {
-  std::optional<IndexFacts> facts;
+std::optional<Region> region_of(const ir::Function& f, Stmt& s, const ir::Scope& scope) {
+  const IndexFacts& facts = scope.facts();
   // Whether e - 1 >= 0 follows from the enclosing ranges and guards.
-  auto proved_positive = [&](const Affine& e1) {
-    if (!facts) facts = facts_of(f, frames);
-    return facts->proves(e1);
-  };
+  auto proved_positive = [&](const Affine& e1) { return facts.proves(e1); };
   Region r;
-  if (!facts) facts = facts_of(f, frames);
-  r.outside = *facts;
+  r.outside = facts;
   const std::vector<ir::IndexVar>* ivars = nullptr;
   if (auto* g = s.as<ir::GenOp>()) {
     r.body = &g->body;
@@ -241,7 +237,7 @@ struct GuardPlan {
 };
 
 std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r,
-                                          const std::vector<ScopeFrame>& frames) {
+                                          const ir::Scope& scope) {
   if (!r.affine_ranges) return std::nullopt;
   const Block& body = *r.body;
   std::unordered_set<VarId> variant(r.variant.begin(), r.variant.end());
@@ -250,7 +246,6 @@ std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r
     for (VarId v : s.results) variant.insert(v);
     append_dynamic_sizes_bound_by(f, s, dynamic);
   }
-  std::optional<IndexFacts> outside;
   for (size_t gi = 0; gi < body.stmts.size(); ++gi) {
     const auto* g = body.stmts[gi].as<ir::GuardOp>();
     if (g == nullptr) continue;
@@ -303,9 +298,8 @@ std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r
       }
     }
     if (!costly) continue;
-    if (!outside) outside = facts_of(f, frames);
     auto proj = project_constraints(
-        std::move(cs), r.indices, *outside, [](VarId) { return false; },
+        std::move(cs), r.indices, scope.facts(), [](VarId) { return false; },
         [&](VarId v) { return variant.count(v) != 0; });
     if (!proj) continue;  // never runs, or not exact
     std::vector<Pred> conds = std::move(atoms);
@@ -315,33 +309,24 @@ std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r
   return std::nullopt;
 }
 
-class Hoister {
+class Hoister : public ir::Rewriter<Hoister> {
  public:
-  explicit Hoister(ir::Function& f) : f_(f), frames_(1) {}
+  explicit Hoister(ir::Function& f) : Rewriter(f), f_(f) {}
 
-  void block(Block& b) {
-    std::vector<Stmt> out;
-    out.reserve(b.stmts.size());
-    for (auto& slot : b.stmts) {
-      Stmt s = std::move(slot);
-      for_each_region_frame(s, [&](const ScopeFrame& fr, Block& body) {
-        frames_.push_back(fr);
-        block(body);
-        frames_.pop_back();
-      });
-      hoist(s, out);
-      out.push_back(std::move(s));
-    }
-    b.stmts = std::move(out);
+  // Every statement, after its regions: a region statement's invariants move before it.
+  void visit(Stmt& s, ir::StmtList& out) {
+    rewrite_regions(s);
+    hoist(s, out);
+    out.push_back(std::move(s));
   }
 
  private:
   void hoist(Stmt& s, std::vector<Stmt>& out) {
-    auto r = region_of(f_, s, frames_);
+    auto r = region_of(f_, s, scope());
     if (!r) return;
     // A guard emptied of its invariants may be invariant itself: plain hoisting again.
     hoist_plain(s, *r, out);
-    while (auto gp = plan_guard_hoist(f_, *r, frames_)) {
+    while (auto gp = plan_guard_hoist(f_, *r, scope())) {
       hoist_from_guard(s, *r, *gp, out);
       hoist_plain(s, *r, out);
     }
@@ -440,54 +425,63 @@ class Hoister {
   }
 
   ir::Function& f_;
-  std::vector<ScopeFrame> frames_;
 };
 
-std::optional<std::string> check_block(const ir::Program& program, ir::Function& f, Block& b,
-                                       std::vector<ScopeFrame>& frames) {
-  for (auto& s : b.stmts) {
-    if (auto r = region_of(f, s, frames)) {
-      Plan plan = plan_hoist(f, *r);
-      for (size_t k = 0; k < plan.plain.size(); ++k) {
-        if (plan.plain[k] || plan.guarded[k]) {
-          return "the statement " + ir::print_stmt(program, f, r->body->stmts[k]) +
-                 " is invariant in " + ir::print_stmt(program, f, s);
-        }
+// Finds the first statement that hoisting would move (licm_postcondition), on a copy.
+class InvariantFinder : public ir::Rewriter<InvariantFinder> {
+ public:
+  InvariantFinder(const ir::Program& program, ir::Function& f)
+      : Rewriter(f), program_(program), f_(f) {}
+
+  void visit(Stmt& s, ir::StmtList& out) {
+    if (!found) found = describe(s);
+    if (!found) rewrite_regions(s);
+    out.push_back(std::move(s));
+  }
+
+  std::optional<std::string> found;
+
+ private:
+  std::optional<std::string> describe(Stmt& s) {
+    auto r = region_of(f_, s, scope());
+    if (!r) return std::nullopt;
+    Plan plan = plan_hoist(f_, *r);
+    for (size_t k = 0; k < plan.plain.size(); ++k) {
+      if (plan.plain[k] || plan.guarded[k]) {
+        return "the statement " + ir::print_stmt(program_, f_, r->body->stmts[k]) +
+               " is invariant in " + ir::print_stmt(program_, f_, s);
       }
-      if (auto gp = plan_guard_hoist(f, *r, frames)) {
-        const auto& gb = r->body->stmts[gp->guard].as<ir::GuardOp>()->body;
-        for (size_t k = 0; k < gp->moves.size(); ++k) {
-          if (gp->moves[k]) {
-            return "the statement " + ir::print_stmt(program, f, gb.stmts[k]) +
-                   " of a guard is invariant in " + ir::print_stmt(program, f, s);
-          }
+    }
+    if (auto gp = plan_guard_hoist(f_, *r, scope())) {
+      const auto& gb = r->body->stmts[gp->guard].as<ir::GuardOp>()->body;
+      for (size_t k = 0; k < gp->moves.size(); ++k) {
+        if (gp->moves[k]) {
+          return "the statement " + ir::print_stmt(program_, f_, gb.stmts[k]) +
+                 " of a guard is invariant in " + ir::print_stmt(program_, f_, s);
         }
       }
     }
-    std::optional<std::string> found;
-    for_each_region_frame(s, [&](const ScopeFrame& fr, Block& body) {
-      frames.push_back(fr);
-      if (!found) found = check_block(program, f, body, frames);
-      frames.pop_back();
-    });
-    if (found) return found;
+    return std::nullopt;
   }
-  return std::nullopt;
-}
+
+  const ir::Program& program_;
+  ir::Function& f_;
+};
 
 }  // namespace
 
 ir::Function hoist_invariants(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
-  Hoister(out).block(out.body);
+  Hoister(out).rewrite();
   return out;
 }
 
 std::optional<std::string> licm_postcondition(const ir::Program& program, const ir::Function& f) {
   ir::Function copy = f;
-  std::vector<ScopeFrame> frames(1);
-  return check_block(program, copy, copy.body, frames);
+  InvariantFinder finder(program, copy);
+  finder.rewrite();
+  return finder.found;
 }
 
 }  // namespace cot::opt

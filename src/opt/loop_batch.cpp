@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "ad/activity.h"
-#include "ir/clone.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "ir/regions.h"
+#include "ir/scope.h"
 #include "opt/bindings.h"
 #include "opt/static_cost.h"
 
@@ -37,11 +38,11 @@ bool has_guard(const Block& b) {
   });
 }
 
-// Whether evaluating `b` (under `frames`) provably raises no error: every read in range at
+// Whether evaluating `b` (in `scope`) provably raises no error: every read in range at
 // affine indices, and nothing else that may fail (integer arithmetic that may overflow, calls,
 // loops, scatters).
-bool cannot_fail(const ir::Function& f, const Block& b, std::vector<ScopeFrame>& frames) {
-  const IndexFacts facts = facts_of(f, frames);
+bool cannot_fail(const ir::Function& f, const Block& b, ir::Scope& scope) {
+  const IndexFacts facts = scope.facts();
   for (const auto& s : b.stmts) {
     if (const auto* r = s.as<ir::IndexOp>()) {
       if (!read_in_range(f, *r, facts)) return false;
@@ -55,12 +56,12 @@ bool cannot_fail(const ir::Function& f, const Block& b, std::vector<ScopeFrame>&
       ScopeFrame fr;
       fr.kind = ScopeFrame::Kind::Index;
       fr.ivars = *iv;
-      frames.push_back(fr);
-      const bool ok = cannot_fail(f, *ir::index_body_of(s), frames);
-      frames.pop_back();
+      scope.push(fr);
+      const bool ok = cannot_fail(f, *ir::index_body_of(s), scope);
+      scope.pop();
       if (!ok) return false;
     } else if (const auto* i = s.as<ir::IfOp>()) {
-      if (!cannot_fail(f, i->then_branch, frames) || !cannot_fail(f, i->else_branch, frames)) {
+      if (!cannot_fail(f, i->then_branch, scope) || !cannot_fail(f, i->else_branch, scope)) {
         return false;
       }
     } else if (s.as<ir::GuardOp>() != nullptr || s.as<ir::LoopOp>() != nullptr ||
@@ -168,7 +169,7 @@ std::vector<bool> producers(const Block& body, size_t end, ad::VarSet need) {
 
 std::optional<Site> batchable(const ir::Function& f,
                               const std::unordered_map<VarId, const Stmt*>& defs, Block& block,
-                              size_t r, size_t l, std::vector<ScopeFrame>& frames) {
+                              size_t r, size_t l, ir::Scope& scope) {
   Stmt& rs = block.stmts[r];
   const Block& body = *ir::index_body_of(rs);
   const Stmt& ls = body.stmts[l];
@@ -228,7 +229,7 @@ std::optional<Site> batchable(const ir::Function& f,
     }
   }
   if (has_guard(prelude) || has_guard(loop->body) ||
-      (!cannot_fail(f, prelude, frames) && !cannot_fail(f, others, frames))) {
+      (!cannot_fail(f, prelude, scope) && !cannot_fail(f, others, scope))) {
     return std::nullopt;
   }
   // Inside the body: 0 <= t < count.
@@ -238,9 +239,9 @@ std::optional<Site> batchable(const ir::Function& f,
   if (last) last = Affine::add(*last, Affine::constant(-1));
   if (!last) return std::nullopt;
   step.pred = Pred::conj({Pred::ge0(Affine::var(loop->iter)), Pred::ge0(*last)});
-  frames.push_back(step);
-  const bool body_ok = cannot_fail(f, loop->body, frames);
-  frames.pop_back();
+  scope.push(step);
+  const bool body_ok = cannot_fail(f, loop->body, scope);
+  scope.pop();
   if (!body_ok) return std::nullopt;
   std::unordered_set<VarId> given{loop->state[0], loop->iter};
   for (const auto& iv : *ir::index_vars_of(rs)) given.insert(iv.var);
@@ -252,31 +253,31 @@ std::optional<Site> batchable(const ir::Function& f,
 }
 
 bool find_site(const ir::Function& f, const std::unordered_map<VarId, const Stmt*>& defs, Block& b,
-               std::vector<ScopeFrame>& frames, Site& out) {
+               ir::Scope& scope, Site& out) {
   for (size_t r = 0; r < b.stmts.size(); ++r) {
     Stmt& s = b.stmts[r];
     if (ir::index_vars_of(s) != nullptr && s.results.size() == 1) {
       ScopeFrame fr;
       fr.kind = ScopeFrame::Kind::Index;
       fr.ivars = *ir::index_vars_of(s);
-      frames.push_back(fr);
+      scope.push(fr);
       const Block& body = *ir::index_body_of(s);
       for (size_t l = 0; l < body.stmts.size(); ++l) {
         if (body.stmts[l].as<ir::LoopOp>() == nullptr) continue;
-        if (auto site = batchable(f, defs, b, r, l, frames)) {
-          frames.pop_back();
+        if (auto site = batchable(f, defs, b, r, l, scope)) {
+          scope.pop();
           out = std::move(*site);
           return true;
         }
       }
-      frames.pop_back();
+      scope.pop();
     }
     bool found = false;
-    for_each_region_frame(s, [&](const ScopeFrame& fr, Block& inner) {
+    ir::for_each_region_in(s, [&](const ScopeFrame& fr, Block& inner) {
       if (found) return;
-      frames.push_back(fr);
-      found = find_site(f, defs, inner, frames, out);
-      frames.pop_back();
+      scope.push(fr);
+      found = find_site(f, defs, inner, scope, out);
+      scope.pop();
     });
     if (found) return true;
   }
@@ -286,9 +287,9 @@ bool find_site(const ir::Function& f, const std::unordered_map<VarId, const Stmt
 std::optional<Site> first_site(ir::Function& g) {
   std::unordered_map<VarId, const Stmt*> defs;
   collect_defs(g.body, defs);
-  std::vector<ScopeFrame> frames;
+  ir::Scope scope(g);
   Site site;
-  if (!find_site(g, defs, g.body, frames, site)) return std::nullopt;
+  if (!find_site(g, defs, g.body, scope, site)) return std::nullopt;
   return site;
 }
 

@@ -11,6 +11,7 @@
 #include "ir/clone.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
+#include "ir/rewriter.h"
 #include "ir/uses.h"
 #include "opt/bindings.h"
 #include "opt/dynamic_sizes.h"
@@ -160,28 +161,19 @@ struct FissionPlan {
   bool any() const { return !roots.empty(); }
 };
 
-class Fission {
+class Fission : public ir::Rewriter<Fission> {
  public:
   Fission(const ir::Program& program, ir::Function& f, bool dry)
-      : program_(program), f_(f), dry_(dry), frames_(1) {}
+      : Rewriter(f), program_(program), f_(f), dry_(dry) {}
 
   bool changed = false;
   std::optional<std::string> found;  // dry: the first chain the pass would hoist
 
-  void block(Block& b) {
-    std::vector<Stmt> out;
-    out.reserve(b.stmts.size());
-    for (auto& slot : b.stmts) {
-      Stmt s = std::move(slot);
-      for_each_region_frame(s, [&](const ScopeFrame& fr, Block& body) {
-        frames_.push_back(fr);
-        if (!found) block(body);
-        frames_.pop_back();
-      });
-      if (!found) region(s, out);
-      out.push_back(std::move(s));
-    }
-    b.stmts = std::move(out);
+  // Every statement, after its regions: a region statement's chains move before it.
+  void visit(Stmt& s, ir::StmtList& out) {
+    if (!found) rewrite_regions(s);
+    if (!found) region(s, out);
+    out.push_back(std::move(s));
   }
 
  private:
@@ -203,7 +195,7 @@ class Fission {
       return;
     }
     RegionCtx ctx;
-    ctx.outside = facts_of(f_, frames_);
+    ctx.outside = scope().facts();
     for (const auto& iv : *ivars) {
       auto c = iv.extent.as_constant();
       if (c && *c < 1) return;  // never runs
@@ -214,7 +206,7 @@ class Fission {
     for (const auto& sv : f_.size_vars) {
       if (sv.param == -1 && ctx.bound.count(sv.var) != 0) ctx.dynamic.push_back(sv.name);
     }
-    ctx.frames = frames_;
+    ctx.frames = scope().frames();
     ScopeFrame rf;
     rf.kind = ScopeFrame::Kind::Index;
     rf.ivars = *ivars;
@@ -237,12 +229,12 @@ class Fission {
       ctx.count_minus_one = Affine::add(Affine::var(l.count.var), Affine::constant(-1));
       if (!ctx.count_minus_one) return;
     }
-    ctx.outside = facts_of(f_, frames_);
+    ctx.outside = scope().facts();
     collect_bound(r, ctx.bound);
     for (const auto& sv : f_.size_vars) {
       if (sv.param == -1 && ctx.bound.count(sv.var) != 0) ctx.dynamic.push_back(sv.name);
     }
-    ctx.frames = frames_;
+    ctx.frames = scope().frames();
     ScopeFrame rf;
     rf.kind = ScopeFrame::Kind::ForBody;
     rf.iter = l.iter;
@@ -732,7 +724,6 @@ class Fission {
   const ir::Program& program_;
   ir::Function& f_;
   bool dry_;
-  std::vector<ScopeFrame> frames_;
 };
 
 }  // namespace
@@ -740,7 +731,7 @@ class Fission {
 std::optional<ir::Function> loop_fission(const ir::Program& program, const ir::Function& f) {
   ir::Function g = f;
   Fission fission(program, g, /*dry=*/false);
-  fission.block(g.body);
+  fission.rewrite();
   if (!fission.changed) return std::nullopt;
   return g;
 }
@@ -749,7 +740,7 @@ std::optional<std::string> loop_fission_candidate(const ir::Program& program,
                                                   const ir::Function& f) {
   ir::Function g = f;  // the walk takes mutable blocks; a dry run changes nothing
   Fission fission(program, g, /*dry=*/true);
-  fission.block(g.body);
+  fission.rewrite();
   return fission.found;
 }
 

@@ -4,8 +4,9 @@
 #include <unordered_set>
 #include <utility>
 
-#include "ir/clone.h"
 #include "index/fourier_motzkin.h"
+#include "ir/clone.h"
+#include "ir/scope.h"
 #include "ir/size_affine.h"
 #include "ir/uses.h"
 #include "opt/dynamic_sizes.h"
@@ -32,13 +33,11 @@ bool is_zero_literal(const ir::Atom& a) {
 
 class PartialEvaluator {
  public:
-  PartialEvaluator(ir::Function& f, bool check_only) : f_(f), check_only_(check_only) {}
+  PartialEvaluator(ir::Function& f, bool check_only) : f_(f), scope_(f), check_only_(check_only) {}
 
   bool run() {
     uses_ = ir::use_counts(f_);
-    Facts facts;
-    for (const auto& sv : f_.size_vars) facts.push_back(Affine::var(sv.var));
-    block(f_.body, facts);
+    block(f_.body);
     if (!check_only_ && !subst_.empty()) substitute_uses(f_.body, subst_);
     return changed_;
   }
@@ -67,36 +66,15 @@ class PartialEvaluator {
     map_direct_operands(s.op, [&](const ir::Atom& a) { return resolve(a); });
   }
 
-  void nested(ir::Stmt& s, const Facts& facts) {
-    std::visit(
-        [&](auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::AccumOp>) {
-            Facts inner = facts;
-            add_range_facts(f_, op.ivars, inner);
-            block(op.body, inner);
-          } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-            Facts inner = facts;
-            add_pred_facts(op.pred, inner);
-            block(op.body, inner);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            block(op.cond, facts);
-            block(op.body, facts);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            block(op.then_branch, facts);
-            block(op.else_branch, facts);
-          }
-        },
-        s.op);
-  }
-
-  void block(ir::Block& b, const Facts& facts) {
+  void block(ir::Block& b) {
+    // The facts of this block's scope (the vector stays as it is across the nested walks:
+    // Scope::pop restores it).
+    const Facts& facts = scope_.facts().constraints();
     std::vector<ir::Stmt> out;
     out.reserve(b.stmts.size());
     for (auto& s : b.stmts) {
       resolve_operands(s);
-      nested(s, facts);
+      ir::for_each_region_scoped(scope_, s, [&](ir::Block& r) { block(r); });
       stmt(std::move(s), facts, out);
     }
     b.stmts = std::move(out);
@@ -410,6 +388,7 @@ class PartialEvaluator {
   }
 
   ir::Function& f_;
+  ir::Scope scope_;
   bool check_only_;
   bool changed_ = false;
   std::string found_;

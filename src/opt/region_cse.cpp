@@ -10,10 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "ir/clone.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
+#include "ir/rewriter.h"
 #include "ir/uses.h"
 #include "opt/alpha_equal.h"
 #include "opt/bindings.h"
@@ -445,38 +446,44 @@ void find_candidates(const ir::Function& f, const Block& b, std::vector<Candidat
   }
 }
 
-// Whether every statement of f that reads `v` is where `pred` provably holds: under the ranges
-// of the gens and reduces and the guards on the way to it (Fourier-Motzkin).
+// Whether every statement of f that reads `v` is where the constraints `cs` provably hold:
+// under the ranges, guards and loop counters on the way to it (Fourier-Motzkin).
+class UsesWhereHolds : public ir::Visitor<UsesWhereHolds> {
+ public:
+  UsesWhereHolds(const ir::Function& f, const std::vector<Affine>& cs, VarId v)
+      : Visitor(f), cs_(cs), v_(v) {}
+
+  bool ok = true;
+
+  void visit_block(const Block& b) {
+    for (const auto& s : b.stmts) {
+      if (!ok) return;
+      visit(s);
+    }
+    for (const auto& r : b.results) ok = ok && !(r.is_var && r.var == v_);
+  }
+
+  void visit(const Stmt& s) {
+    bool reads = false;
+    ir::for_each_direct_use(s.op, [&](VarId x) { reads = reads || x == v_; });
+    if (reads) {
+      for (const auto& c : cs_) ok = ok && scope().facts().proves(c);
+    }
+    visit_regions(s);
+  }
+
+ private:
+  const std::vector<Affine>& cs_;
+  VarId v_;
+};
+
 bool uses_where_holds(const ir::Function& f, const Pred& pred, VarId v) {
   std::vector<Affine> cs;
   std::vector<Pred> atoms;
   if (!split_conjunction(pred, cs, atoms) || !atoms.empty()) return false;
-  bool ok = true;
-  std::function<void(const Block&, const IndexFacts&)> walk = [&](const Block& b,
-                                                                  const IndexFacts& facts) {
-    for (const auto& s : b.stmts) {
-      if (!ok) return;
-      bool reads = false;
-      ir::for_each_direct_use(s.op, [&](VarId x) { reads = reads || x == v; });
-      if (reads) {
-        for (const auto& c : cs) ok = ok && facts.proves(c);
-      }
-      IndexFacts inner = facts;
-      if (const auto* iv = ir::index_vars_of(s)) {
-        for (const auto& x : *iv) inner.add_range(f, x.var, x.extent);
-      }
-      if (const auto* a = s.as<ir::AccumOp>()) {
-        for (const auto& x : a->ivars) inner.add_range(f, x.var, x.extent);
-      }
-      if (const auto* g = s.as<ir::GuardOp>()) inner.add_pred(g->pred);
-      ir::for_each_region(s, [&](const Block& r) { walk(r, inner); });
-    }
-    for (const auto& r : b.results) ok = ok && !(r.is_var && r.var == v);
-  };
-  IndexFacts facts;
-  facts.add_sizes(f);
-  walk(f.body, facts);
-  return ok;
+  UsesWhereHolds walk(f, cs, v);
+  walk.visit_function();
+  return walk.ok;
 }
 
 // A copy of v's slice at the top of a later region, with R's index variables mapped to the

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "ir/regions.h"
 #include "opt/dynamic_sizes.h"
 #include "opt/iverson.h"
 #include "opt/substitute.h"
@@ -179,24 +180,9 @@ class Simplifier {
   }
 
   void nested(ir::Stmt& s) {
-    std::visit(
-        [&](auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::AccumOp> || std::is_same_v<T, ir::GuardOp>) {
-            block(op.body);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            block(op.cond);
-            block(op.body);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            // A literal condition: only the taken branch is kept (and simplified below).
-            if (op.cond.is_var) {
-              block(op.then_branch);
-              block(op.else_branch);
-            }
-          }
-        },
-        s.op);
+    // A literal condition: only the taken branch is kept (and simplified below).
+    if (const auto* i = s.as<ir::IfOp>(); i != nullptr && !i->cond.is_var) return;
+    ir::for_each_region(s, [&](ir::Block& r) { block(r); });
   }
 
   void block(ir::Block& b) {

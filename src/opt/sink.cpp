@@ -141,7 +141,7 @@ void sink_block(Block& b) {
   }
   b.stmts = std::move(keep);
   for (auto& s : b.stmts) {
-    for_each_region_frame(s, [](const ScopeFrame&, Block& body) { sink_block(body); });
+    ir::for_each_region(s, [](Block& body) { sink_block(body); });
   }
 }
 
@@ -156,7 +156,7 @@ std::optional<std::string> check_block(const ir::Program& program, const ir::Fun
   }
   std::optional<std::string> found;
   for (auto& s : b.stmts) {
-    for_each_region_frame(s, [&](const ScopeFrame&, Block& body) {
+    ir::for_each_region(s, [&](Block& body) {
       if (!found) found = check_block(program, f, body);
     });
   }

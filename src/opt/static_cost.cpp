@@ -211,16 +211,6 @@ bool mentions_sizes(const ir::Function& f, const ir::Stmt& s,
   return found;
 }
 
-void for_each_region_frame(ir::Stmt& s,
-                           const std::function<void(const ScopeFrame&, ir::Block&)>& visit) {
-  ir::for_each_region_in(s, visit);
-}
-
-void for_each_region_frame(const ir::Stmt& s,
-                           const std::function<void(const ScopeFrame&, const ir::Block&)>& visit) {
-  ir::for_each_region_in(s, visit);
-}
-
 bool read_in_range(const ir::Function& f, const ir::IndexOp& r, const IndexFacts& facts) {
   const Type t = ir::atom_type(f, r.tensor);
   for (size_t d = 0; d < r.indices.size(); ++d) {

@@ -47,11 +47,7 @@ bool read_in_range(const ir::Function& f, const ir::IndexOp& r, const IndexFacts
 
 // The region that opened a block, as the passes see it when they walk the region tree.
 using ScopeFrame = ir::RegionFrame;
-// Calls `visit` for each region of `s` (in evaluation order) with the frame that describes it.
-void for_each_region_frame(ir::Stmt& s,
-                           const std::function<void(const ScopeFrame&, ir::Block&)>& visit);
-void for_each_region_frame(const ir::Stmt& s,
-                           const std::function<void(const ScopeFrame&, const ir::Block&)>& visit);
+
 // Whether `v` occurs in `b` (nested regions included) anywhere but inside affine index
 // expressions and affine predicate constraints: as an operand, a computed index, a result, ...
 bool used_non_affinely(const ir::Block& b, ir::VarId v);
