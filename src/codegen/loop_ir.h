@@ -12,10 +12,10 @@
 #include <variant>
 #include <vector>
 
+#include "base/source.h"
 #include "interp/size_checks.h"
 #include "ir/ir.h"
 #include "prims/prim.h"
-#include "syntax/source.h"
 
 namespace cot::codegen {
 

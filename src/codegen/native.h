@@ -9,13 +9,13 @@
 #include <variant>
 #include <vector>
 
+#include "base/diagnostic.h"
+#include "base/source.h"
 #include "codegen/compiler.h"
 #include "codegen/emit_standalone.h"
 #include "codegen/loop_ir.h"
 #include "cotangent/value.h"
 #include "ir/ir.h"
-#include "syntax/diagnostic.h"
-#include "syntax/source.h"
 
 struct cot_ctx;
 
