@@ -99,12 +99,6 @@ struct NativeRequest {
 std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     const std::vector<NativeRequest>& requests, const NativeOptions& options);
 
-// Binds the arguments (the interpreter's checks and messages), compiles `fn` for their sizes and
-// runs it: what interp::evaluate does, natively.
-std::variant<cotangent::Value, Diagnostic> evaluate_native(
-    const ir::Program& program, const std::string& fn, const std::vector<cotangent::Value>& args,
-    const NativeOptions& options);
-
 // Ahead of time: `fn` of `program` for any sizes, as a standalone .h/.cpp pair whose C function
 // is `c_name` (emit_standalone.h); messages locate their sites through `sources`.
 std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& program,
