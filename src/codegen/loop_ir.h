@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "base/source.h"
-#include "interp/size_checks.h"
 #include "ir/ir.h"
 #include "prims/prim.h"
+#include "runtime/size_checks.h"
 
 namespace cot::codegen {
 

@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ir/inline_calls.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/fuse_loops.h"
 #include "codegen/loop_ir_walk.h"
@@ -14,10 +13,11 @@
 #include "codegen/memory_plan.h"
 #include "codegen/partition_loops.h"
 #include "codegen/recompute_tables.h"
-#include "codegen/runtime.h"
 #include "codegen/thread_team.h"
-#include "interp/size_checks.h"
-#include "interp/tensor_ops.h"
+#include "ir/inline_calls.h"
+#include "runtime/runtime.h"
+#include "runtime/size_checks.h"
+#include "runtime/tensor_shapes.h"
 
 namespace cot::codegen {
 
