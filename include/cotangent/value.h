@@ -15,7 +15,7 @@ namespace cotangent {
 
 namespace detail {
 // Allocates tensor storage: large blocks as compiled code allocates its arrays
-// (codegen/runtime.h), on transparent huge pages, so that a fresh large tensor is cheap to fill.
+// (runtime/runtime.h), on transparent huge pages, so that a fresh large tensor is cheap to fill.
 void* allocate_block(std::size_t bytes);
 void free_block(void* p) noexcept;
 

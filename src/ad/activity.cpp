@@ -1,18 +1,6 @@
 #include "ad/activity.h"
 
-#include "ir/binders.h"
-#include "ir/uses.h"
-
 namespace cot::ad {
-namespace {
-
-// What a block or statement binds, as a set.
-template <typename Node>
-void collect_bound(const Node& node, VarSet& out) {
-  ir::for_each_binder(node, [&](ir::VarId v) { out.insert(v); });
-}
-
-}  // namespace
 
 bool has_tangent(const Type& t) {
   if (t.is_tuple) {
@@ -22,45 +10,6 @@ bool has_tangent(const Type& t) {
     return false;
   }
   return is_real(t.elem);
-}
-
-namespace {
-
-// What `node` (a block or a statement) uses and does not bind itself.
-template <typename Node>
-VarSet unbound_uses(const Node& node) {
-  VarSet bound;
-  collect_bound(node, bound);
-  VarSet out;
-  ir::for_each_use(node, [&](ir::VarId v) {
-    if (!bound.count(v)) out.insert(v);
-  });
-  return out;
-}
-
-}  // namespace
-
-VarSet free_vars(const ir::Block& block) {
-  return unbound_uses(block);
-}
-
-VarSet stmt_reads(const ir::Stmt& s) {
-  return unbound_uses(s);
-}
-
-bool reads_any(const ir::Stmt& s, const VarSet& set) {
-  if (set.empty()) return false;
-  // Most statements read nothing in the set: only those that do need the variables bound
-  // inside them (an inner variable in the set is not a read).
-  bool any = false;
-  ir::for_each_use(s, [&](ir::VarId v) { any = any || set.count(v) != 0; });
-  if (!any) return false;
-  VarSet bound;
-  collect_bound(s, bound);
-  bool free_read = false;
-  ir::for_each_use(
-      s, [&](ir::VarId v) { free_read = free_read || (set.count(v) != 0 && bound.count(v) == 0); });
-  return free_read;
 }
 
 // The fixpoint grows `set` in place: activity is monotone, so what a pass with fewer active

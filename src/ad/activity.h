@@ -1,24 +1,20 @@
 // Which values depend on a given set of variables ("active" in forward mode, "tangent" in the
 // linear part): a conservative dependency analysis over Core IR, with a fixed point for loop
-// states. Also the free variables of a region, which decide whether a region needs derivative
-// code at all (symbolic zeros: an inactive region gets none).
+// states.
 #pragma once
 
-#include <unordered_set>
 #include <vector>
 
+#include "ir/free_vars.h"
 #include "ir/ir.h"
 
 namespace cot::ad {
 
-using VarSet = std::unordered_set<ir::VarId>;
-
-// Variables read in `block` (nested regions included) that it does not bind.
-VarSet free_vars(const ir::Block& block);
-// Variables read by statement `s` (its operands and the free variables of its regions).
-VarSet stmt_reads(const ir::Stmt& s);
-// Whether `s` reads any variable of `set`.
-bool reads_any(const ir::Stmt& s, const VarSet& set);
+// The free variables (ir/free_vars.h), by the names the differentiator has always used.
+using ir::free_vars;
+using ir::reads_any;
+using ir::stmt_reads;
+using ir::VarSet;
 
 // Adds to `set` every variable of `block` (nested regions included) that depends on a variable
 // already in `set` and has a type with a real leaf (integers and booleans carry no derivative).

@@ -10,12 +10,12 @@
 #include <variant>
 #include <vector>
 
+#include "base/diagnostic.h"
+#include "base/source.h"
 #include "codegen/native.h"
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
 #include "ir/ir.h"
-#include "syntax/diagnostic.h"
-#include "syntax/source.h"
 
 namespace cotangent {
 

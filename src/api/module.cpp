@@ -344,13 +344,32 @@ cot::codegen::NativeOptions native_options(const CompileOptions& o) {
   return opts;
 }
 
+namespace {
+
+// Binds the arguments (the interpreter's checks and messages), compiles `fn` for their sizes and
+// runs it: what interp::evaluate does, natively. Here, above both backends, so that the native
+// backend does not depend on the interpreter (docs/design.md §1).
+std::variant<Value, cot::Diagnostic> evaluate_native(const cot::ir::Program& program,
+                                                     const std::string& fn,
+                                                     const std::vector<Value>& args,
+                                                     const cot::codegen::NativeOptions& options) {
+  auto sizes = cot::interp::bind_sizes(program, fn, args);
+  if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) return std::move(*d);
+  auto fns = cot::codegen::compile_native(
+      {cot::codegen::NativeRequest{&program, fn, std::get<std::vector<int64_t>>(sizes)}}, options);
+  if (auto* d = std::get_if<cot::Diagnostic>(&fns)) return std::move(*d);
+  return std::get<std::vector<cot::codegen::NativeFunction>>(fns).front().call(args, options);
+}
+
+}  // namespace
+
 // Runs `fn` of `p` on the backend the options name (the interpreter when counting).
 std::variant<Value, cot::Diagnostic> execute(const cot::ir::Program& p, const std::string& fn,
                                              const std::vector<Value>& args,
                                              const EvalOptions& options,
                                              cot::interp::CostCounts* counts) {
   if (options.backend == Backend::Native && counts == nullptr) {
-    return cot::codegen::evaluate_native(p, fn, args, native_options(options));
+    return evaluate_native(p, fn, args, native_options(options));
   }
   return cot::interp::evaluate(p, fn, args, counts, interp_options(options));
 }

@@ -7,9 +7,9 @@
 #include <optional>
 #include <vector>
 
+#include "base/diagnostic.h"
 #include "ir/ir.h"
 #include "syntax/ast.h"
-#include "syntax/diagnostic.h"
 
 namespace cot {
 

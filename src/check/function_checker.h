@@ -7,11 +7,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/diagnostic.h"
 #include "check/program_context.h"
 #include "check/val.h"
 #include "ir/ir.h"
 #include "syntax/ast.h"
-#include "syntax/diagnostic.h"
 
 namespace cot::check {
 

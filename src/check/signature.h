@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "base/diagnostic.h"
 #include "ir/ir.h"
 #include "syntax/ast.h"
-#include "syntax/diagnostic.h"
 
 namespace cot::check {
 

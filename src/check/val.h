@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "base/source.h"
 #include "index/affine.h"
 #include "ir/ir.h"
 #include "ir/size_expr.h"
 #include "ir/type.h"
-#include "syntax/source.h"
 
 namespace cot::check {
 

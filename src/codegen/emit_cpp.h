@@ -5,7 +5,7 @@
 //
 // inputs and outputs hold one pointer per tensor or scalar leaf of the arguments and the result
 // (row-major elements; bool as one byte); it returns 0, or site + 1 with the site's values in
-// ctx (codegen/runtime.h). Parallel loops become OpenMP loops that report the failure of the
+// ctx (runtime/runtime.h). Parallel loops become OpenMP loops that report the failure of the
 // earliest iteration, as the sequential order would.
 #pragma once
 
@@ -20,7 +20,7 @@ namespace cot::codegen {
 // The C++ type of a tensor element of type t (bool as uint8_t, as cotangent::Value stores it).
 const char* c_elem_type(Scalar t);
 
-// The generated code's run time: prims/scalar_math.h and codegen/runtime.h.
+// The generated code's run time: prims/scalar_math.h and runtime/runtime.h.
 extern const std::string_view kRuntimeText;
 
 // extern "C" for the functions a JIT-compiled object exports; internal (static) for the loop

@@ -12,10 +12,10 @@
 #include <variant>
 #include <vector>
 
-#include "interp/size_checks.h"
+#include "base/source.h"
 #include "ir/ir.h"
 #include "prims/prim.h"
-#include "syntax/source.h"
+#include "runtime/size_checks.h"
 
 namespace cot::codegen {
 

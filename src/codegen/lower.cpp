@@ -17,11 +17,11 @@
 #include "codegen/expr.h"
 #include "codegen/may_fail.h"
 #include "index/fourier_motzkin.h"
-#include "interp/size_checks.h"
-#include "interp/tensor_ops.h"
 #include "ir/regions.h"
 #include "ir/strong_zero_flow.h"
 #include "ir/uses.h"
+#include "runtime/size_checks.h"
+#include "runtime/tensor_shapes.h"
 
 namespace cot::codegen {
 

@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ir/inline_calls.h"
 #include "codegen/emit_cpp.h"
 #include "codegen/fuse_loops.h"
 #include "codegen/loop_ir_walk.h"
@@ -14,11 +13,11 @@
 #include "codegen/memory_plan.h"
 #include "codegen/partition_loops.h"
 #include "codegen/recompute_tables.h"
-#include "codegen/runtime.h"
 #include "codegen/thread_team.h"
-#include "interp/interpreter.h"
-#include "interp/size_checks.h"
-#include "interp/tensor_ops.h"
+#include "ir/inline_calls.h"
+#include "runtime/runtime.h"
+#include "runtime/size_checks.h"
+#include "runtime/tensor_shapes.h"
 
 namespace cot::codegen {
 
@@ -423,17 +422,6 @@ std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& 
     sig.site_locations.push_back(where);
   }
   return emit_standalone(lf, sig);
-}
-
-std::variant<Value, Diagnostic> evaluate_native(const ir::Program& program, const std::string& fn,
-                                                const std::vector<Value>& args,
-                                                const NativeOptions& options) {
-  auto sizes = interp::bind_sizes(program, fn, args);
-  if (auto* d = std::get_if<Diagnostic>(&sizes)) return std::move(*d);
-  auto fns =
-      compile_native({NativeRequest{&program, fn, std::get<std::vector<int64_t>>(sizes)}}, options);
-  if (auto* d = std::get_if<Diagnostic>(&fns)) return std::move(*d);
-  return std::get<std::vector<NativeFunction>>(fns).front().call(args, options);
 }
 
 }  // namespace cot::codegen

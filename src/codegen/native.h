@@ -9,13 +9,13 @@
 #include <variant>
 #include <vector>
 
+#include "base/diagnostic.h"
+#include "base/source.h"
 #include "codegen/compiler.h"
 #include "codegen/emit_standalone.h"
 #include "codegen/loop_ir.h"
 #include "cotangent/value.h"
 #include "ir/ir.h"
-#include "syntax/diagnostic.h"
-#include "syntax/source.h"
 
 struct cot_ctx;
 
@@ -98,12 +98,6 @@ struct NativeRequest {
 // Compiles the requested functions in one translation unit (one compiler run).
 std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     const std::vector<NativeRequest>& requests, const NativeOptions& options);
-
-// Binds the arguments (the interpreter's checks and messages), compiles `fn` for their sizes and
-// runs it: what interp::evaluate does, natively.
-std::variant<cotangent::Value, Diagnostic> evaluate_native(
-    const ir::Program& program, const std::string& fn, const std::vector<cotangent::Value>& args,
-    const NativeOptions& options);
 
 // Ahead of time: `fn` of `program` for any sizes, as a standalone .h/.cpp pair whose C function
 // is `c_name` (emit_standalone.h); messages locate their sites through `sources`.

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "codegen/native.h"
-#include "interp/size_checks.h"
+#include "runtime/size_checks.h"
 
 namespace cot::gradbench {
 namespace {

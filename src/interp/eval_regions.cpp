@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "interp/machine.h"
-#include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
+#include "runtime/size_checks.h"
 
 namespace cot::interp {
 

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "interp/machine.h"
-#include "interp/size_checks.h"
 #include "interp/tensor_ops.h"
 #include "ir/match.h"
+#include "runtime/size_checks.h"
 
 namespace cot::interp {
 

@@ -10,9 +10,9 @@
 #include <variant>
 #include <vector>
 
+#include "base/diagnostic.h"
 #include "cotangent/value.h"
 #include "ir/ir.h"
-#include "syntax/diagnostic.h"
 
 namespace cot::interp {
 

@@ -10,11 +10,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/diagnostic.h"
 #include "cotangent/value.h"
 #include "interp/environment.h"
 #include "interp/interpreter.h"
 #include "ir/ir.h"
-#include "syntax/diagnostic.h"
 
 namespace cot::interp {
 

@@ -1,6 +1,7 @@
-// Element-level helpers of the interpreter: dtype mapping, shape arithmetic, exact scalar
-// conversions, and a mutable view of a freshly allocated tensor used to write generator
-// results and accumulate reductions in place (no per-element allocation).
+// Element-level helpers of the interpreter: exact scalar conversions, and a mutable view of a
+// freshly allocated tensor used to write generator results and accumulate reductions in place
+// (no per-element allocation). Dtypes and shapes, shared with the native backend, are in
+// runtime/tensor_shapes.h.
 #pragma once
 
 #include <cmath>
@@ -15,18 +16,9 @@
 #include "ir/ir.h"
 #include "ir/type.h"
 #include "prims/scalar_math.h"
+#include "runtime/tensor_shapes.h"
 
 namespace cot::interp {
-
-cotangent::DType dtype_of(Scalar s);
-Scalar scalar_of(cotangent::DType t);
-
-// "[3, 4]" ("[]" for a scalar).
-std::string shape_string(const std::vector<int64_t>& shape);
-// "f64[3, 4]" ("f64" for a scalar), as Value::type_string spells it.
-std::string type_string(Scalar elem, const std::vector<int64_t>& shape);
-// Product of the dimensions; nullopt when one is negative or the product overflows.
-std::optional<int64_t> element_count(std::span<const int64_t> shape);
 
 // IEEE round-to-nearest conversion (overflow gives +-inf), without the undefined behaviour of a
 // plain cast of an out-of-range double.

@@ -14,13 +14,13 @@
 #include <variant>
 #include <vector>
 
+#include "base/operator_kinds.h"
+#include "base/source.h"
 #include "index/affine.h"
 #include "index/predicate.h"
 #include "ir/size_expr.h"
 #include "ir/type.h"
 #include "prims/prim.h"
-#include "syntax/ast.h"
-#include "syntax/source.h"
 
 namespace cot::ir {
 

@@ -8,8 +8,8 @@
 #include <set>
 #include <string_view>
 
+#include "base/token.h"
 #include "ir/uses.h"
-#include "syntax/token.h"
 
 namespace cot::ir {
 namespace {

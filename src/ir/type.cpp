@@ -2,20 +2,6 @@
 
 namespace cot {
 
-const char* to_string(Scalar s) {
-  switch (s) {
-    case Scalar::F64:
-      return "f64";
-    case Scalar::F32:
-      return "f32";
-    case Scalar::I64:
-      return "i64";
-    case Scalar::Bool:
-      return "bool";
-  }
-  return "?";
-}
-
 bool Type::is_real_valued() const {
   if (!is_tuple) return is_real(elem);
   for (const Type& t : elems) {

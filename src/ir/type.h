@@ -7,18 +7,9 @@
 #include <vector>
 
 #include "ir/size_expr.h"
+#include "prims/scalar.h"
 
 namespace cot {
-
-enum class Scalar { F64, F32, I64, Bool };
-
-const char* to_string(Scalar s);
-inline bool is_real(Scalar s) {
-  return s == Scalar::F64 || s == Scalar::F32;
-}
-inline bool is_numeric(Scalar s) {
-  return s != Scalar::Bool;
-}
 
 struct Type {
   bool is_tuple = false;

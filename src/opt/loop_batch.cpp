@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "ad/activity.h"
 #include "ir/builder.h"
 #include "ir/clone.h"
+#include "ir/free_vars.h"
 #include "ir/regions.h"
 #include "ir/scope.h"
 #include "opt/bindings.h"
@@ -153,7 +153,7 @@ std::optional<Affine> count_value(const ir::Function& f, const Block& body, size
 }
 
 // The statements of `body` before `end` that produce `need`, transitively.
-std::vector<bool> producers(const Block& body, size_t end, ad::VarSet need) {
+std::vector<bool> producers(const Block& body, size_t end, ir::VarSet need) {
   std::vector<bool> out(end, false);
   for (size_t k = end; k-- > 0;) {
     const Stmt& s = body.stmts[k];
@@ -187,10 +187,10 @@ std::optional<Site> batchable(const ir::Function& f,
   std::sort(chain.begin(), chain.end());
   chain.erase(std::unique(chain.begin(), chain.end()), chain.end());
 
-  ad::VarSet step_reads = ad::free_vars(loop->body);
+  ir::VarSet step_reads = ir::free_vars(loop->body);
   step_reads.erase(loop->state[0]);
   step_reads.erase(loop->iter);
-  ad::VarSet all_reads = step_reads;
+  ir::VarSet all_reads = step_reads;
   for (const auto& a : loop->init) {
     if (a.is_var) all_reads.insert(a.var);
   }
@@ -310,7 +310,7 @@ void batch(ir::Function& g, const Site& site) {
     if (site.step_prelude[k]) step_prelude.stmts.push_back(body.stmts[k]);
   }
   // Statements at the top of the loop body that vary only with the step: read once per step.
-  ad::VarSet per_point(ivars.size());
+  ir::VarSet per_point(ivars.size());
   for (const auto& iv : ivars) per_point.insert(iv.var);
   for (const auto& s : prelude.stmts) per_point.insert(s.results.begin(), s.results.end());
   per_point.insert(loop.state[0]);
@@ -334,7 +334,7 @@ void batch(ir::Function& g, const Site& site) {
   // step instead (Xt = X[t]; Xt[i]), so reverse mode scatters each step's slice of the
   // cotangent (transpose.h's stepped reads) rather than carrying a dense cotangent of A.
   std::unordered_set<VarId> point_vars(per_point.begin(), per_point.end());
-  ad::VarSet outer_bound;
+  ir::VarSet outer_bound;
   collect_bound(rs, outer_bound);
   for (const auto& iv : ivars) outer_bound.insert(iv.var);
   struct Moving {

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "ir/type.h"
+#include "prims/scalar.h"
 
 namespace cot {
 

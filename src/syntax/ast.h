@@ -9,7 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "syntax/source.h"
+#include "base/operator_kinds.h"
+#include "base/source.h"
 
 namespace cot::ast {
 
@@ -45,14 +46,9 @@ struct Binder {
 
 enum class UnOp { Neg, Not };
 enum class BinOp { Or, And, Eq, Ne, Lt, Le, Gt, Ge, Add, Sub, Mul, Div, FloorDiv, Mod, Pow };
-enum class ReduceKind { Sum, Max, Min };
-enum class DerivKind { Grad, ValueAndGrad, Jvp, Vjp, Jacobian, Hessian };
 
 const char* to_string(BinOp op);
 const char* to_string(UnOp op);
-const char* to_string(ReduceKind k);
-const char* to_string(DerivKind k);
-std::optional<DerivKind> deriv_kind_from_name(std::string_view name);
 
 // What is called: a function name, or a derivative operator applied to another FnRef.
 struct FnRef {

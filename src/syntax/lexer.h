@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "syntax/diagnostic.h"
-#include "syntax/token.h"
+#include "base/diagnostic.h"
+#include "base/token.h"
 
 namespace cot {
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/token.h"
 #include "syntax/lexer.h"
-#include "syntax/token.h"
 
 // Stack use matters here: expressions nest kMaxNesting levels deep, each level a handful of
 // recursive frames, and the fuzzer runs with sanitizers that make every local costly. So

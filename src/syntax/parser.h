@@ -11,9 +11,9 @@
 
 #include <cstdint>
 
+#include "base/diagnostic.h"
+#include "base/source.h"
 #include "syntax/ast.h"
-#include "syntax/diagnostic.h"
-#include "syntax/source.h"
 
 namespace cot {
 

@@ -1,7 +1,7 @@
-// The generated code's run time (codegen/runtime.h): its blocks are aligned as the emitted
+// The generated code's run time (runtime/runtime.h): its blocks are aligned as the emitted
 // loops assume (64 bytes; 2 MiB for the blocks that ask for huge pages), and a while-loop's
 // stack keeps its contents as it grows past that size.
-#include "codegen/runtime.h"
+#include "runtime/runtime.h"
 
 #include <gtest/gtest.h>
 

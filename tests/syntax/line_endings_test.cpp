@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "base/diagnostic.h"
+#include "base/source.h"
 #include "cotangent/cotangent.h"
-#include "syntax/diagnostic.h"
-#include "syntax/source.h"
 
 namespace cot {
 namespace COTANGENT_TEST_UNIT {

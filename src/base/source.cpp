@@ -1,4 +1,4 @@
-#include "syntax/source.h"
+#include "base/source.h"
 
 #include <algorithm>
 #include <limits>

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "syntax/source.h"
+#include "base/source.h"
 
 namespace cot {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "codegen/runtime.h"
+#include "runtime/runtime.h"
 
 namespace cotangent {
 

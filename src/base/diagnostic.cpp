@@ -1,4 +1,4 @@
-#include "syntax/diagnostic.h"
+#include "base/diagnostic.h"
 
 #include <algorithm>
 

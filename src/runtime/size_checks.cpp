@@ -1,9 +1,9 @@
-#include "interp/size_checks.h"
+#include "runtime/size_checks.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "interp/tensor_ops.h"
+#include "runtime/tensor_shapes.h"
 
 namespace cot::interp {
 

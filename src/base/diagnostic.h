@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "syntax/source.h"
+#include "base/source.h"
 
 namespace cot {
 
