@@ -6,8 +6,9 @@
 //   read outside regions (w = v[e])     transpose.cpp             index_contribution
 //   tuple, projection                   transpose.cpp             tuple_contribution,
 //                                                                 proj_contribution
-//   gen, sum (reduction), accum,        transpose.cpp             region_contribution: one
-//     guard, if: a read in the regions                              gather or scatter per read
+//   gen, sum (reduction), accum         transpose.cpp             region_contribution: one
+//     (scatter-add), guard, if: a read                              gather or scatter per read
+//     in their regions
 //   where the reads in regions are      transpose.cpp             Path::reads_in
 //   opening one copy of a region        transpose.cpp             open_region_copy
 //   read in regions at affine indices   transpose_gather.cpp      Transposer::Gather (gather);
