@@ -25,7 +25,7 @@
 //     of one gen or sum
 // The state the files share (Path, helpers) is in transpose_internal.h.
 //
-// Transposition (papers/004 §4, papers/000): the linear part's adjoint, purely functional.
+// Transposition (docs/design.md §7.4): the linear part's adjoint, purely functional.
 // Cotangents are pulled, not pushed: the cotangent of a variable is the sum of the
 // contributions of every statement that reads it, each computed from the cotangents of that
 // statement's results. Nothing is accumulated through aliases.
