@@ -1,5 +1,7 @@
 #include "ad/activity.h"
 
+#include "ir/regions.h"
+
 namespace cot::ad {
 
 bool has_tangent(const Type& t) {
@@ -54,18 +56,7 @@ void propagate_stmt(const ir::Function& f, const ir::Stmt& s, VarSet& set) {
     return;
   }
   // Regions: mark inner variables too, so nested statements can be classified later.
-  std::visit(
-      [&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                      std::is_same_v<T, ir::AccumOp> || std::is_same_v<T, ir::GuardOp>) {
-          propagate(f, op.body, set);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          propagate(f, op.then_branch, set);
-          propagate(f, op.else_branch, set);
-        }
-      },
-      s.op);
+  ir::for_each_region(s, [&](const ir::Block& region) { propagate(f, region, set); });
   if (!reads_any(s, set)) return;
   for (ir::VarId r : s.results) {
     if (has_tangent(f.type_of(r))) set.insert(r);

@@ -3,8 +3,9 @@
 #include <stdexcept>
 
 #include "ad/activity.h"
-#include "ir/clone.h"
 #include "ad/derive.h"
+#include "ir/clone.h"
+#include "ir/match.h"
 #include "prims/prim.h"
 
 namespace cot::ad {
@@ -96,46 +97,40 @@ void Jvp::stmt(const ir::Stmt& s, TangentMap& tan) {
     return;
   }
   b_.append(s);
-  std::visit(
-      [&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, ir::PrimOp>) {
-          prim(s, op, tan);
-        } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
-          Tangent t = of(op.tensor, tan);
-          if (t.is_zero()) return;
-          ir::Atom ta = materialize(b_, t, b_.type_of(op.tensor));
-          tan[s.results[0]] = Tangent::value(ir::Atom::of(b_.index(ta, op.indices, s.span)));
-        } else if constexpr (std::is_same_v<T, ir::GenOp>) {
-          gen(s, op, tan);
-        } else if constexpr (std::is_same_v<T, ir::ReduceOp>) {
-          reduce(s, op, tan);
-        } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-          guard(s, op, tan);
-        } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-          if_(s, op, tan);
-        } else if constexpr (std::is_same_v<T, ir::AccumOp>) {
-          accum(s, op, tan);
-        } else if constexpr (std::is_same_v<T, ir::TupleOp>) {
-          Tangent t;
-          t.kind = Tangent::Kind::Tuple;
-          for (const auto& e : op.elems) t.elems.push_back(of(e, tan));
-          if (!t.is_zero()) tan[s.results[0]] = std::move(t);
-        } else if constexpr (std::is_same_v<T, ir::ProjOp>) {
-          Tangent t = of(op.tuple, tan);
-          if (t.is_zero()) return;
-          if (t.kind == Tangent::Kind::Tuple) {
-            Tangent e = t.elems.at(static_cast<size_t>(op.index));
-            if (!e.is_zero()) tan[s.results[0]] = e;
-          } else {
-            tan[s.results[0]] = Tangent::value(ir::Atom::of(b_.proj(t.atom, op.index, s.span)));
-          }
-        } else if constexpr (std::is_same_v<T, ir::CallOp>) {
-          throw std::logic_error("ad: call of " + op.callee + " left after inlining");
-        }
-        // SizeOp: integers have no tangent.
+  ir::match(
+      s.op, [&](const ir::PrimOp& op) { prim(s, op, tan); },
+      [&](const ir::IndexOp& op) {
+        Tangent t = of(op.tensor, tan);
+        if (t.is_zero()) return;
+        ir::Atom ta = materialize(b_, t, b_.type_of(op.tensor));
+        tan[s.results[0]] = Tangent::value(ir::Atom::of(b_.index(ta, op.indices, s.span)));
       },
-      s.op);
+      [&](const ir::GenOp& op) { gen(s, op, tan); },
+      [&](const ir::ReduceOp& op) { reduce(s, op, tan); },
+      [&](const ir::GuardOp& op) { guard(s, op, tan); },
+      [&](const ir::IfOp& op) { if_(s, op, tan); },
+      [&](const ir::AccumOp& op) { accum(s, op, tan); },
+      [&](const ir::TupleOp& op) {
+        Tangent t;
+        t.kind = Tangent::Kind::Tuple;
+        for (const auto& e : op.elems) t.elems.push_back(of(e, tan));
+        if (!t.is_zero()) tan[s.results[0]] = std::move(t);
+      },
+      [&](const ir::ProjOp& op) {
+        Tangent t = of(op.tuple, tan);
+        if (t.is_zero()) return;
+        if (t.kind == Tangent::Kind::Tuple) {
+          Tangent e = t.elems.at(static_cast<size_t>(op.index));
+          if (!e.is_zero()) tan[s.results[0]] = e;
+        } else {
+          tan[s.results[0]] = Tangent::value(ir::Atom::of(b_.proj(t.atom, op.index, s.span)));
+        }
+      },
+      [&](const ir::CallOp& op) {
+        throw std::logic_error("ad: call of " + op.callee + " left after inlining");
+      },
+      [](const ir::SizeOp& /*op*/) {},   // integers have no tangent
+      [](const ir::LoopOp& /*op*/) {});  // handled above: a loop is not appended as it is
 }
 
 void Jvp::prim(const ir::Stmt& s, const ir::PrimOp& op, TangentMap& tan) {

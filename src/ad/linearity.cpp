@@ -1,5 +1,6 @@
 #include "ad/linearity.h"
 
+#include "ir/match.h"
 #include "ir/printer.h"
 #include "prims/prim.h"
 
@@ -46,68 +47,76 @@ class LinearityChecker {
     }
   }
 
+  // A loop's state is a tangent where loop_state_activity says so; it marks its tangent results
+  // itself (stmt does not mark a loop).
+  void loop(const ir::Stmt& s, const ir::LoopOp& op) {
+    if (is_t(op.count)) violation(s, "a tangent as a trip count");
+    VarSet before = tangent_;
+    std::vector<bool> act = loop_state_activity(f_, op, tangent_);
+    tangent_ = before;
+    for (size_t k = 0; k < op.state.size(); ++k) {
+      if (act[k]) tangent_.insert(op.state[k]);
+    }
+    block(op.cond);
+    if (!op.cond.results.empty() && is_t(op.cond.results[0])) {
+      violation(s, "a tangent in a loop condition");
+    }
+    block(op.body);
+    for (size_t k = 0; k < op.state.size() && k < s.results.size(); ++k) {
+      if (act[k]) tangent_.insert(s.results[k]);
+    }
+  }
+
   void stmt(const ir::Stmt& s) {
-    std::visit(
-        [&](const auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::PrimOp>) {
-            const PrimInfo& info = prim_info(op.prim);
-            int tangents = 0;
-            for (size_t k = 0; k < op.args.size(); ++k) {
-              if (!is_t(op.args[k])) continue;
-              ++tangents;
-              if (!info.linear[k]) {
-                violation(s, "`" + std::string(info.name) + "` of a tangent in operand " +
-                                 std::to_string(k + 1));
-              }
-            }
-            if (op.prim == Prim::Mul && tangents > 1) violation(s, "a product of two tangents");
-          } else if constexpr (std::is_same_v<T, ir::IndexOp>) {
-            for (const auto& ix : op.indices) index(s, ix);
-          } else if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::AccumOp>) {
-            block(op.body);
-            if constexpr (std::is_same_v<T, ir::AccumOp>) {
-              for (size_t k = 0; k + 1 < op.body.results.size(); ++k) {
-                if (is_t(op.body.results[k])) violation(s, "a tangent as an accum position");
-              }
-            }
-          } else if constexpr (std::is_same_v<T, ir::ReduceOp>) {
-            block(op.body);
-            if (op.kind != ast::ReduceKind::Sum && !op.body.results.empty() &&
-                is_t(op.body.results[0])) {
-              violation(s, "a max or min reduction of a tangent");
-            }
-          } else if constexpr (std::is_same_v<T, ir::GuardOp>) {
-            pred(s, op.pred);
-            block(op.body);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            if (is_t(op.cond)) violation(s, "a tangent as an `if` condition");
-            block(op.then_branch);
-            block(op.else_branch);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            if (is_t(op.count)) violation(s, "a tangent as a trip count");
-            VarSet before = tangent_;
-            std::vector<bool> act = loop_state_activity(f_, op, tangent_);
-            tangent_ = before;
-            for (size_t k = 0; k < op.state.size(); ++k) {
-              if (act[k]) tangent_.insert(op.state[k]);
-            }
-            block(op.cond);
-            if (!op.cond.results.empty() && is_t(op.cond.results[0])) {
-              violation(s, "a tangent in a loop condition");
-            }
-            block(op.body);
-            for (size_t k = 0; k < op.state.size() && k < s.results.size(); ++k) {
-              if (act[k]) tangent_.insert(s.results[k]);
-            }
-            return;
-          } else if constexpr (std::is_same_v<T, ir::CallOp>) {
-            for (const auto& a : op.args) {
-              if (is_t(a)) violation(s, "a call with a tangent argument (calls are inlined first)");
+    ir::match(
+        s.op,
+        [&](const ir::PrimOp& op) {
+          const PrimInfo& info = prim_info(op.prim);
+          int tangents = 0;
+          for (size_t k = 0; k < op.args.size(); ++k) {
+            if (!is_t(op.args[k])) continue;
+            ++tangents;
+            if (!info.linear[k]) {
+              violation(s, "`" + std::string(info.name) + "` of a tangent in operand " +
+                               std::to_string(k + 1));
             }
           }
+          if (op.prim == Prim::Mul && tangents > 1) violation(s, "a product of two tangents");
         },
-        s.op);
+        [&](const ir::IndexOp& op) {
+          for (const auto& ix : op.indices) index(s, ix);
+        },
+        [&](const ir::GenOp& op) { block(op.body); },
+        [&](const ir::AccumOp& op) {
+          block(op.body);
+          for (size_t k = 0; k + 1 < op.body.results.size(); ++k) {
+            if (is_t(op.body.results[k])) violation(s, "a tangent as an accum position");
+          }
+        },
+        [&](const ir::ReduceOp& op) {
+          block(op.body);
+          if (op.kind != ast::ReduceKind::Sum && !op.body.results.empty() &&
+              is_t(op.body.results[0])) {
+            violation(s, "a max or min reduction of a tangent");
+          }
+        },
+        [&](const ir::GuardOp& op) {
+          pred(s, op.pred);
+          block(op.body);
+        },
+        [&](const ir::IfOp& op) {
+          if (is_t(op.cond)) violation(s, "a tangent as an `if` condition");
+          block(op.then_branch);
+          block(op.else_branch);
+        },
+        [&](const ir::LoopOp& op) { loop(s, op); },
+        [&](const ir::CallOp& op) {
+          for (const auto& a : op.args) {
+            if (is_t(a)) violation(s, "a call with a tangent argument (calls are inlined first)");
+          }
+        },
+        [](const ir::TupleOp& /*op*/) {}, [](const ir::ProjOp& /*op*/) {},
+        [](const ir::SizeOp& /*op*/) {});
     if (!s.as<ir::LoopOp>()) mark(s);  // a loop marks its tangent state results itself
   }
 

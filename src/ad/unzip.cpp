@@ -1,8 +1,8 @@
 #include "ad/unzip.h"
 
-#include "ir/clone.h"
 #include "ad/residuals.h"
 #include "ad/tangent.h"
+#include "ir/clone.h"
 #include "prims/prim.h"
 
 namespace cot::ad {
@@ -72,189 +72,252 @@ Type stack_type(const Type& t, const std::string& count_size) {
 
 }  // namespace
 
+namespace {
+
+// split_loop's steps, in the order run() takes them; each binds the variables the next read.
+class LoopSplitter {
+ public:
+  LoopSplitter(ir::Builder& b, const ir::Stmt& s, const std::vector<bool>& tangent_state,
+               VarSet& tangent, const UnzipPolicy& policy)
+      : b_(b), f_(b.function()), s_(s), op_(*s.as<ir::LoopOp>()), body_tangent_(tangent) {
+    for (size_t k = 0; k < op_.state.size(); ++k) {
+      (tangent_state[k] ? lin_ : primal_).push_back(k);
+    }
+    for (size_t k : lin_) body_tangent_.insert(op_.state[k]);
+    save_costly_ = policy.save_costly_values && !op_.saves_states;
+  }
+
+  std::vector<ir::Stmt> run() {
+    choose_saved_values();
+    emit_primal_loop(primal_loop());
+    ir::LoopOp l = linear_loop();
+    std::vector<ir::Stmt> out(1);
+    out[0].span = s_.span;
+    for (size_t k : lin_) out[0].results.push_back(s_.results[k]);
+    if (op_.saves_states) add_tangent_stacks(l, out);
+    out[0].op = std::move(l);
+    return out;
+  }
+
+ private:
+  void choose_saved_values();
+  ir::LoopOp primal_loop();
+  void bind_count();
+  void emit_primal_loop(ir::LoopOp p);
+  ir::LoopOp linear_loop();
+  std::vector<ir::Atom> linear_body(ir::VarId iter, ir::CloneMap& lmap);
+  std::vector<ir::VarId> read_saved_values(ir::VarId iter);
+  void add_tangent_stacks(ir::LoopOp& l, std::vector<ir::Stmt>& out);
+
+  ir::Builder& b_;
+  ir::Function& f_;
+  const ir::Stmt& s_;
+  const ir::LoopOp& op_;
+  VarSet& body_tangent_;
+  bool save_costly_ = false;
+  std::vector<size_t> primal_, lin_;  // positions of the primal and the tangent state
+  ir::Block combined_;                // the body, its costly values exposed
+  std::vector<size_t> saved_;         // positions in combined_ of the values saved
+  std::vector<ir::VarId> saved_vars_;
+  std::vector<ir::Atom> saved_init_;
+  std::string size_name_;  // the primal loop's count T, as a size and as a variable
+  ir::VarId count_ = -1;
+  std::vector<ir::VarId> stacks_;  // per primal state: its stack
+  std::vector<ir::VarId> saved_finals_, saved_stacks_;
+};
+
+// Costly values the linear part reads are saved as extra states of the primal loop, which
+// binds them at the end of each iteration: the value of iteration k is on the stack at k + 1,
+// or, for the last iteration, the final state. (A loop that already saves is left alone.)
+void LoopSplitter::choose_saved_values() {
+  combined_ = op_.body;
+  if (save_costly_) {
+    std::vector<Type> primal_types;
+    primal_types.reserve(primal_.size());
+    for (size_t k : primal_) primal_types.push_back(f_.type_of(op_.state[k]));
+    combined_ = expose_costly_values(f_, combined_, body_tangent_, primal_types);
+    saved_ = costly_residuals(f_, combined_, body_tangent_, primal_types);
+  }
+  for (size_t i : saved_) {
+    saved_vars_.push_back(combined_.stmts[i].results[0]);
+    saved_init_.push_back(zeros(b_, f_.type_of(saved_vars_.back())));
+  }
+}
+
+// The primal loop: the body without its tangent statements, saving its states.
+ir::LoopOp LoopSplitter::primal_loop() {
+  ir::LoopOp p;
+  p.is_while = op_.is_while;
+  p.iter = op_.is_while
+               ? -1
+               : f_.new_var(f_.vars[static_cast<size_t>(op_.iter)].name, Type::scalar(Scalar::I64));
+  p.count = op_.count;
+  ir::CloneMap map;
+  for (size_t k : primal_) {
+    p.state.push_back(
+        f_.new_var(f_.vars[static_cast<size_t>(op_.state[k])].name, f_.type_of(op_.state[k])));
+    p.init.push_back(op_.init[k]);
+    map.atoms[op_.state[k]] = ir::Atom::of(p.state.back());
+  }
+  for (size_t j = 0; j < saved_vars_.size(); ++j) {
+    const ir::VarId v = saved_vars_[j];
+    p.state.push_back(f_.new_var(f_.vars[static_cast<size_t>(v)].name, f_.type_of(v)));
+    p.init.push_back(saved_init_[j]);
+  }
+  if (!op_.is_while) map.atoms[op_.iter] = ir::Atom::of(p.iter);
+  ir::Block filtered = primal_part(f_, combined_, body_tangent_);
+  filtered.results.clear();
+  for (size_t k : primal_) filtered.results.push_back(op_.body.results[k]);
+  for (ir::VarId v : saved_vars_) filtered.results.push_back(ir::Atom::of(v));
+  p.body = ir::clone_block(f_, filtered, f_, map);
+  if (op_.is_while) {
+    ir::CloneMap cmap;
+    for (size_t k : primal_) cmap.atoms[op_.state[k]] = map.atoms.at(op_.state[k]);
+    p.cond = ir::clone_block(f_, op_.cond, f_, cmap);
+  }
+  p.saves_states = true;
+  return p;
+}
+
+// A loop that already saves (a reverse-mode primal differentiated again) keeps its count
+// and primal stacks: the primal loop binds them.
+void LoopSplitter::bind_count() {
+  if (op_.saves_states) {
+    count_ = s_.results[op_.state.size()];
+    for (const auto& sv : f_.size_vars) {
+      if (sv.param == -1 && sv.var == count_) size_name_ = sv.name;
+    }
+  } else {
+    size_name_ = b_.fresh_size_name("T");
+    count_ = f_.new_var(size_name_, Type::scalar(Scalar::I64));
+    f_.size_vars.push_back(ir::SizeVar{size_name_, count_, -1, {}, 0});
+  }
+}
+
+// Emits the primal loop, binding the primal results of s, the saved values' final states, the
+// count and the stacks.
+void LoopSplitter::emit_primal_loop(ir::LoopOp p) {
+  const size_t n = op_.state.size();
+  bind_count();
+  ir::Stmt ps;
+  ps.span = s_.span;
+  for (size_t k : primal_) ps.results.push_back(s_.results[k]);
+  for (ir::VarId v : saved_vars_) {
+    saved_finals_.push_back(f_.new_var(f_.vars[static_cast<size_t>(v)].name, f_.type_of(v)));
+    ps.results.push_back(saved_finals_.back());
+  }
+  ps.results.push_back(count_);
+  for (size_t k : primal_) {
+    if (op_.saves_states) {
+      stacks_.push_back(s_.results[n + 1 + k]);
+    } else {
+      stacks_.push_back(f_.new_var(f_.vars[static_cast<size_t>(op_.state[k])].name + "_saved",
+                                   stack_type(f_.type_of(op_.state[k]), size_name_)));
+    }
+    ps.results.push_back(stacks_.back());
+  }
+  for (ir::VarId v : saved_vars_) {
+    saved_stacks_.push_back(f_.new_var(f_.vars[static_cast<size_t>(v)].name + "_saved",
+                                       stack_type(f_.type_of(v), size_name_)));
+    ps.results.push_back(saved_stacks_.back());
+  }
+  ps.op = std::move(p);
+  b_.append(std::move(ps));
+}
+
+// The linear loop: for k < T, the primal state read from the stacks, the whole body (its
+// primal statements recomputed), yielding the next tangent state.
+ir::LoopOp LoopSplitter::linear_loop() {
+  ir::LoopOp l;
+  l.iter = f_.new_var("k", Type::scalar(Scalar::I64));
+  l.count = ir::Atom::of(count_);
+  ir::CloneMap lmap;
+  for (size_t k : lin_) {
+    l.state.push_back(
+        f_.new_var(f_.vars[static_cast<size_t>(op_.state[k])].name, f_.type_of(op_.state[k])));
+    l.init.push_back(op_.init[k]);
+    lmap.atoms[op_.state[k]] = ir::Atom::of(l.state.back());
+  }
+  l.body = b_.region([&] { return linear_body(l.iter, lmap); });
+  return l;
+}
+
+std::vector<ir::Atom> LoopSplitter::linear_body(ir::VarId iter, ir::CloneMap& lmap) {
+  for (size_t j = 0; j < primal_.size(); ++j) {
+    lmap.atoms[op_.state[primal_[j]]] = ir::Atom::of(
+        b_.index(ir::Atom::of(stacks_[j]), {ir::computed_index(ir::Atom::of(iter))}, s_.span));
+  }
+  if (!op_.is_while) lmap.atoms[op_.iter] = ir::Atom::of(iter);
+  ir::Block source = combined_;
+  if (!saved_.empty()) {
+    const std::vector<ir::VarId> values = read_saved_values(iter);
+    for (size_t j = 0; j < saved_.size(); ++j) lmap.atoms[saved_vars_[j]] = ir::Atom::of(values[j]);
+    for (size_t j = saved_.size(); j-- > 0;) {
+      source.stmts.erase(source.stmts.begin() + static_cast<std::ptrdiff_t>(saved_[j]));
+    }
+  }
+  ir::Block body = ir::clone_block(f_, source, f_, lmap);
+  for (auto& st : body.stmts) b_.append(std::move(st));
+  std::vector<ir::Atom> next;
+  for (size_t k : lin_) next.push_back(body.results[k]);
+  return next;
+}
+
+// The saved values of iteration `iter`: on the stacks at iter + 1, or the final states.
+std::vector<ir::VarId> LoopSplitter::read_saved_values(ir::VarId iter) {
+  const ir::VarId next = b_.prim(Prim::Add, {ir::Atom::of(iter), ir::Atom::i64(1)}, s_.span);
+  const ir::VarId on_stack = b_.prim(Prim::Lt, {ir::Atom::of(next), ir::Atom::of(count_)}, s_.span);
+  auto from_stacks = [&] {
+    std::vector<ir::Atom> read;
+    for (ir::VarId stack : saved_stacks_) {
+      read.push_back(ir::Atom::of(
+          b_.index(ir::Atom::of(stack), {ir::computed_index(ir::Atom::of(next))}, s_.span)));
+    }
+    return read;
+  };
+  auto final_states = [&] {
+    std::vector<ir::Atom> last;
+    for (ir::VarId v : saved_finals_) last.push_back(ir::Atom::of(v));
+    return last;
+  };
+  return b_.if_(ir::Atom::of(on_stack), from_stacks, final_states, s_.span);
+}
+
+// The tangent stacks: the linear loop saves too (stacking is linear), with its own count
+// T' (== T at run time); each original tangent stack is a copy typed with T.
+void LoopSplitter::add_tangent_stacks(ir::LoopOp& l, std::vector<ir::Stmt>& out) {
+  const size_t n = op_.state.size();
+  l.saves_states = true;
+  const std::string lname = b_.fresh_size_name("T");
+  const ir::VarId lcount = f_.new_var(lname, Type::scalar(Scalar::I64));
+  f_.size_vars.push_back(ir::SizeVar{lname, lcount, -1, {}, 0});
+  out[0].results.push_back(lcount);
+  for (size_t k : lin_) {
+    const ir::VarId orig = s_.results[n + 1 + k];
+    const ir::VarId mine = f_.new_var(f_.vars[static_cast<size_t>(orig)].name,
+                                      stack_type(f_.type_of(op_.state[k]), lname));
+    out[0].results.push_back(mine);
+    ir::Stmt copy;
+    copy.span = s_.span;
+    copy.results = {orig};
+    const ir::VarId at = f_.new_var("k", Type::scalar(Scalar::I64));
+    ir::GenOp g;
+    g.ivars = {ir::IndexVar{at, SizeExpr::var(size_name_)}};
+    g.body = b_.region([&] {
+      return std::vector<ir::Atom>{
+          ir::Atom::of(b_.index(ir::Atom::of(mine), {ir::affine_index(Affine::var(at))}, s_.span))};
+    });
+    copy.op = std::move(g);
+    out.push_back(std::move(copy));
+  }
+}
+
+}  // namespace
+
 std::vector<ir::Stmt> split_loop(ir::Builder& b, const ir::Stmt& s,
                                  const std::vector<bool>& tangent_state, VarSet& tangent,
                                  const UnzipPolicy& policy) {
-  const auto& op = *s.as<ir::LoopOp>();
-  ir::Function& f = b.function();
-  std::vector<size_t> primal, lin;
-  for (size_t k = 0; k < op.state.size(); ++k) (tangent_state[k] ? lin : primal).push_back(k);
-
-  // The primal loop: the body without its tangent statements, saving its states.
-  VarSet& body_tangent = tangent;
-  for (size_t k : lin) body_tangent.insert(op.state[k]);
-  // Costly values the linear part reads are saved as extra states of the primal loop, which
-  // binds them at the end of each iteration: the value of iteration k is on the stack at k + 1,
-  // or, for the last iteration, the final state. (A loop that already saves is left alone.)
-  ir::Block combined = op.body;
-  std::vector<size_t> saved;
-  if (policy.save_costly_values && !op.saves_states) {
-    std::vector<Type> primal_types;
-    primal_types.reserve(primal.size());
-    for (size_t k : primal) primal_types.push_back(f.type_of(op.state[k]));
-    combined = expose_costly_values(f, combined, body_tangent, primal_types);
-    saved = costly_residuals(f, combined, body_tangent, primal_types);
-  }
-  std::vector<ir::VarId> saved_vars;
-  std::vector<ir::Atom> saved_init;
-  for (size_t i : saved) {
-    saved_vars.push_back(combined.stmts[i].results[0]);
-    saved_init.push_back(zeros(b, f.type_of(saved_vars.back())));
-  }
-  ir::LoopOp p;
-  p.is_while = op.is_while;
-  p.iter = op.is_while
-               ? -1
-               : f.new_var(f.vars[static_cast<size_t>(op.iter)].name, Type::scalar(Scalar::I64));
-  p.count = op.count;
-  ir::CloneMap map;
-  for (size_t k : primal) {
-    p.state.push_back(
-        f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
-    p.init.push_back(op.init[k]);
-    map.atoms[op.state[k]] = ir::Atom::of(p.state.back());
-  }
-  for (size_t j = 0; j < saved_vars.size(); ++j) {
-    const ir::VarId v = saved_vars[j];
-    p.state.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name, f.type_of(v)));
-    p.init.push_back(saved_init[j]);
-  }
-  if (!op.is_while) map.atoms[op.iter] = ir::Atom::of(p.iter);
-  ir::Block filtered = primal_part(f, combined, body_tangent);
-  filtered.results.clear();
-  for (size_t k : primal) filtered.results.push_back(op.body.results[k]);
-  for (ir::VarId v : saved_vars) filtered.results.push_back(ir::Atom::of(v));
-  p.body = ir::clone_block(f, filtered, f, map);
-  if (op.is_while) {
-    ir::CloneMap cmap;
-    for (size_t k : primal) cmap.atoms[op.state[k]] = map.atoms.at(op.state[k]);
-    p.cond = ir::clone_block(f, op.cond, f, cmap);
-  }
-  p.saves_states = true;
-  // A loop that already saves (a reverse-mode primal differentiated again) keeps its count
-  // and primal stacks: the primal loop binds them.
-  const size_t n = op.state.size();
-  std::string size_name;
-  ir::VarId count = -1;
-  if (op.saves_states) {
-    count = s.results[n];
-    for (const auto& sv : f.size_vars) {
-      if (sv.param == -1 && sv.var == count) size_name = sv.name;
-    }
-  } else {
-    size_name = b.fresh_size_name("T");
-    count = f.new_var(size_name, Type::scalar(Scalar::I64));
-    f.size_vars.push_back(ir::SizeVar{size_name, count, -1, {}, 0});
-  }
-  ir::Stmt ps;
-  ps.span = s.span;
-  for (size_t k : primal) ps.results.push_back(s.results[k]);
-  std::vector<ir::VarId> saved_finals, saved_stacks;
-  for (ir::VarId v : saved_vars) {
-    saved_finals.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name, f.type_of(v)));
-    ps.results.push_back(saved_finals.back());
-  }
-  ps.results.push_back(count);
-  std::vector<ir::VarId> stacks;
-  for (size_t k : primal) {
-    if (op.saves_states) {
-      stacks.push_back(s.results[n + 1 + k]);
-    } else {
-      stacks.push_back(f.new_var(f.vars[static_cast<size_t>(op.state[k])].name + "_saved",
-                                 stack_type(f.type_of(op.state[k]), size_name)));
-    }
-    ps.results.push_back(stacks.back());
-  }
-  for (ir::VarId v : saved_vars) {
-    saved_stacks.push_back(f.new_var(f.vars[static_cast<size_t>(v)].name + "_saved",
-                                     stack_type(f.type_of(v), size_name)));
-    ps.results.push_back(saved_stacks.back());
-  }
-  ps.op = std::move(p);
-  b.append(std::move(ps));
-
-  // The linear loop: for k < T, the primal state read from the stacks, the whole body (its
-  // primal statements recomputed), yielding the next tangent state.
-  ir::LoopOp l;
-  l.iter = f.new_var("k", Type::scalar(Scalar::I64));
-  l.count = ir::Atom::of(count);
-  ir::CloneMap lmap;
-  for (size_t k : lin) {
-    l.state.push_back(
-        f.new_var(f.vars[static_cast<size_t>(op.state[k])].name, f.type_of(op.state[k])));
-    l.init.push_back(op.init[k]);
-    lmap.atoms[op.state[k]] = ir::Atom::of(l.state.back());
-  }
-  l.body = b.region([&] {
-    for (size_t j = 0; j < primal.size(); ++j) {
-      lmap.atoms[op.state[primal[j]]] = ir::Atom::of(
-          b.index(ir::Atom::of(stacks[j]), {ir::computed_index(ir::Atom::of(l.iter))}, s.span));
-    }
-    if (!op.is_while) lmap.atoms[op.iter] = ir::Atom::of(l.iter);
-    ir::Block source = combined;
-    if (!saved.empty()) {
-      const ir::VarId next = b.prim(Prim::Add, {ir::Atom::of(l.iter), ir::Atom::i64(1)}, s.span);
-      const ir::VarId on_stack =
-          b.prim(Prim::Lt, {ir::Atom::of(next), ir::Atom::of(count)}, s.span);
-      const auto values = b.if_(
-          ir::Atom::of(on_stack),
-          [&] {
-            std::vector<ir::Atom> read;
-            for (ir::VarId stack : saved_stacks) {
-              read.push_back(ir::Atom::of(
-                  b.index(ir::Atom::of(stack), {ir::computed_index(ir::Atom::of(next))}, s.span)));
-            }
-            return read;
-          },
-          [&] {
-            std::vector<ir::Atom> last;
-            for (ir::VarId v : saved_finals) last.push_back(ir::Atom::of(v));
-            return last;
-          },
-          s.span);
-      for (size_t j = 0; j < saved.size(); ++j) lmap.atoms[saved_vars[j]] = ir::Atom::of(values[j]);
-      for (size_t j = saved.size(); j-- > 0;) {
-        source.stmts.erase(source.stmts.begin() + static_cast<std::ptrdiff_t>(saved[j]));
-      }
-    }
-    ir::Block body = ir::clone_block(f, source, f, lmap);
-    for (auto& st : body.stmts) b.append(std::move(st));
-    std::vector<ir::Atom> next;
-    for (size_t k : lin) next.push_back(body.results[k]);
-    return next;
-  });
-  std::vector<ir::Stmt> out(1);
-  out[0].span = s.span;
-  for (size_t k : lin) out[0].results.push_back(s.results[k]);
-  if (op.saves_states) {
-    // The tangent stacks: the linear loop saves too (stacking is linear), with its own count
-    // T' (== T at run time); each original tangent stack is a copy typed with T.
-    l.saves_states = true;
-    const std::string lname = b.fresh_size_name("T");
-    const ir::VarId lcount = f.new_var(lname, Type::scalar(Scalar::I64));
-    f.size_vars.push_back(ir::SizeVar{lname, lcount, -1, {}, 0});
-    out[0].results.push_back(lcount);
-    for (size_t k : lin) {
-      const ir::VarId orig = s.results[n + 1 + k];
-      const ir::VarId mine = f.new_var(f.vars[static_cast<size_t>(orig)].name,
-                                       stack_type(f.type_of(op.state[k]), lname));
-      out[0].results.push_back(mine);
-      ir::Stmt copy;
-      copy.span = s.span;
-      copy.results = {orig};
-      const ir::VarId at = f.new_var("k", Type::scalar(Scalar::I64));
-      ir::GenOp g;
-      g.ivars = {ir::IndexVar{at, SizeExpr::var(size_name)}};
-      g.body = b.region([&] {
-        return std::vector<ir::Atom>{
-            ir::Atom::of(b.index(ir::Atom::of(mine), {ir::affine_index(Affine::var(at))}, s.span))};
-      });
-      copy.op = std::move(g);
-      out.push_back(std::move(copy));
-    }
-  }
-  out[0].op = std::move(l);
-  return out;
+  return LoopSplitter(b, s, tangent_state, tangent, policy).run();
 }
 
 namespace {
