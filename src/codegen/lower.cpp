@@ -17,7 +17,7 @@ namespace cot::codegen::lowering {
 
 LoopFunction Lowerer::run() {
   out_.name = in_.name;
-  env_.resize(f_.vars.size());
+  env_.vals.resize(f_.vars.size());
   bodies_.push_back(&out_.body);
   message_site(f_.span, "out of memory");  // site 0, which the emitter's allocations use
   max_while_ = out_.new_local("max_while_iterations", Scalar::I64);
@@ -38,11 +38,11 @@ LoopFunction Lowerer::run() {
       fail_unless(prim(Prim::Ge, {v, lit_i64(0)}),
                   message_site(f_.span, "the size " + sv.name + " is negative",
                                "pass the sizes of the arguments in the sizes array"));
-      ranges_[v->local] = Interval{0, INT64_MAX};
+      ints_.ranges[v->local] = Interval{0, INT64_MAX};
     } else {
       v = lit_i64(in_.size_values.at(k));
     }
-    sizes_[sv.name] = v;
+    ints_.sizes[sv.name] = v;
     if (sv.var >= 0) bind(sv.var, scalar_val(v, Scalar::I64));
   }
   for (size_t i = 0; i < f_.params.size(); ++i) {
@@ -56,11 +56,11 @@ LoopFunction Lowerer::run() {
 }
 
 void Lowerer::bind(ir::VarId v, Val x) {
-  env_.at(static_cast<size_t>(v)) = std::move(x);
+  env_.vals.at(static_cast<size_t>(v)) = std::move(x);
 }
 
 const Val& Lowerer::val(ir::VarId v) const {
-  const auto& x = env_.at(static_cast<size_t>(v));
+  const auto& x = env_.vals.at(static_cast<size_t>(v));
   if (!x) throw Unsupported{"variable " + name_of(v) + " is used before it is bound"};
   return *x;
 }
@@ -130,7 +130,7 @@ ExprP Lowerer::declare(ExprP e, const std::string& hint) {
   LocalId l = out_.new_local(hint, e->type);
   emit(Declare{l, e});
   if (e->type == Scalar::I64) {
-    if (auto r = range(e)) ranges_[l] = *r;
+    if (auto r = range(e)) ints_.ranges[l] = *r;
   }
   return local(out_, l);
 }
@@ -194,12 +194,12 @@ Val Lowerer::make_output(const Type& t) {
   std::vector<int64_t> shape;
   for (const SizeExpr& d : t.shape) {
     std::optional<int64_t> v = d.eval([&](const std::string& n) -> std::optional<int64_t> {
-      auto it = sizes_.find(n);
-      if (it == sizes_.end()) return std::nullopt;
+      auto it = ints_.sizes.find(n);
+      if (it == ints_.sizes.end()) return std::nullopt;
       return as_i64(it->second);
     });
     for (const std::string& n : d.vars()) {
-      if (sizes_.count(n) == 0 || !as_i64(sizes_.at(n))) {
+      if (ints_.sizes.count(n) == 0 || !as_i64(ints_.sizes.at(n))) {
         throw Unsupported{"the result's shape depends on a loop's trip count"};
       }
     }

@@ -28,10 +28,10 @@ void Lowerer::lower_accum(const ir::Stmt& s, const ir::AccumOp& op) {
   // Contributions where a guard fails go nowhere: skip those points (unless they mark).
   if (const Pred* guard = live_marks < 0 ? single_guard(op.body, r) : nullptr;
       guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
-    tighten_ = guard;
-    tighten_strong_ = -1;
+    scope_.tighten = guard;
+    scope_.tighten_strong = -1;
   }
-  ++loop_depth_;
+  ++scope_.loop_depth;
   for_points(op.ivars, ext, PointLoops::Ordered, [&](const ExprP&) {
     std::vector<Val> res = lower_block(op.body, nullptr);
     const Val& x = res.at(r);
@@ -71,7 +71,7 @@ void Lowerer::lower_accum(const ir::Stmt& s, const ir::AccumOp& op) {
             and_(in_range, and_(prim(Prim::Ge, {i, lit_i64(0)}), prim(Prim::Lt, {i, dst.dims[d]})));
         idx.push_back(i);
       }
-      marks_set_.insert(dst.mask_pointer);
+      zeros_.marks_set.insert(dst.mask_pointer);
       Body mark = nested([&] {
         emit(Fill{dst.mask_pointer, add_i64(dst.offset, flat_offset(dst, idx)), inner_n,
                   lit_bool(true)});
@@ -79,7 +79,7 @@ void Lowerer::lower_accum(const ir::Stmt& s, const ir::AccumOp& op) {
       emit(If{and_(mask_is(x.mask, kStrongZero), in_range), std::move(mark), {}});
     }
   });
-  --loop_depth_;
+  --scope_.loop_depth;
   finish_marks(dst, live_marks);
   bind(v, dst);
 }

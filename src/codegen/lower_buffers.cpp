@@ -54,10 +54,10 @@ Val Lowerer::alloc_tensor(Scalar elem, std::vector<ExprP> dims, Span span, const
 
 Val Lowerer::alloc_for(ir::VarId v, Span span, interp::SizeRule rule, size_t index_rank,
                        bool deferred) {
-  auto it = pending_dest_.find(v);
-  if (it != pending_dest_.end()) {
+  auto it = env_.pending_dest.find(v);
+  if (it != env_.pending_dest.end()) {
     Val d = it->second;
-    pending_dest_.erase(it);
+    env_.pending_dest.erase(it);
     // A destination that keeps marks, for a value with none: its writer writes no marks, and
     // the final assign (not in place for the marks) clears them.
     if (!needs_marks(v)) d.mask_pointer = -1;
@@ -73,7 +73,7 @@ Val Lowerer::alloc_for(ir::VarId v, Span span, interp::SizeRule rule, size_t ind
     return d;
   }
   const Type& t = f_.type_of(v);
-  own_buffer_.insert(v);
+  env_.own_buffer.insert(v);
   Val x = alloc_tensor(t.elem, shape_of(t, span), span, c_hint(v), rule, index_rank, deferred,
                        needs_marks(v));
   x.drops_marks = marks_unread(v);
@@ -121,7 +121,7 @@ void Lowerer::assign(const Val& slot, const Val& v) {
         emit(Store{slot.pointer, slot.offset, v.scalar});  // a rank-0 port or slot
         if (slot.mask_pointer >= 0) {
           ExprP b = strong_byte(v.mask);
-          if (as_bool(b) != false) marks_set_.insert(slot.mask_pointer);
+          if (as_bool(b) != false) zeros_.marks_set.insert(slot.mask_pointer);
           emit(Store{slot.mask_pointer, slot.offset, std::move(b)});
         } else if (!slot.drops_marks && !slot.mask && may_be_strong(v.mask)) {
           lost_marks(slot.pointer);
@@ -158,14 +158,14 @@ void Lowerer::assign_marks(const Val& slot, const Val& v) {
   }
   if (!(v.mask_pointer == slot.mask_pointer && v.offset == slot.offset)) {
     if (v.mask_pointer >= 0) {
-      if (marks_set_.count(v.mask_pointer) != 0) marks_set_.insert(slot.mask_pointer);
+      if (zeros_.marks_set.count(v.mask_pointer) != 0) zeros_.marks_set.insert(slot.mask_pointer);
       emit(Copy{slot.mask_pointer, slot.offset, v.mask_pointer, v.offset, slot.numel()});
     } else {
       emit(Fill{slot.mask_pointer, slot.offset, slot.numel(), lit_bool(false)});
     }
   }
   if (!slot.mask && may_be_strong(v.mask)) {
-    marks_set_.insert(slot.mask_pointer);
+    zeros_.marks_set.insert(slot.mask_pointer);
     Body all = nested([&] {
       emit(Fill{slot.mask_pointer, slot.offset, slot.numel(), lit_bool(true)});
     });
@@ -184,7 +184,7 @@ void Lowerer::assign_zero(const Val& slot, Span span) {
         emit(Fill{slot.pointer, slot.offset, slot.numel(), zero_of(slot.type)});
         // Every element a strong zero: the slot's own mask says so, else its marks.
         if (slot.mask_pointer >= 0 && !slot.mask) {
-          marks_set_.insert(slot.mask_pointer);
+          zeros_.marks_set.insert(slot.mask_pointer);
           emit(Fill{slot.mask_pointer, slot.offset, slot.numel(), lit_bool(true)});
         } else if (slot.mask_pointer < 0 && !slot.mask && !slot.drops_marks && is_real(slot.type)) {
           lost_marks(slot.pointer);

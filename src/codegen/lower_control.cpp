@@ -27,28 +27,28 @@ std::vector<Val> Lowerer::slots_for(const ir::Stmt& s, bool masked) {
 }
 
 void Lowerer::lower_guard(const ir::Stmt& s, const ir::GuardOp& op) {
-  if (&op.pred == guard_true_) {
+  if (&op.pred == scope_.guard_true) {
     // The loops around it visit only points where it holds: the body's values, unmasked
     // unless the body masks them itself.
     bool scalars = true;
     for (ir::VarId v : s.results) scalars = scalars && f_.type_of(v).is_scalar();
     if (scalars) {
-      guard_true_ = nullptr;
-      const size_t known = facts_.size();
-      facts_of(op.pred, facts_);
+      scope_.guard_true = nullptr;
+      const size_t known = scope_.facts.size();
+      facts_of(op.pred, scope_.facts);
       std::vector<Val> res = lower_block(op.body, nullptr);
-      facts_.resize(known);
+      scope_.facts.resize(known);
       for (size_t k = 0; k < s.results.size(); ++k) bind(s.results[k], res[k]);
       return;
     }
   }
   std::vector<Val> slots = slots_for(s, true);
-  whole_pred_ = op.pred;
-  ExprP holds = &op.pred == guard_true_ ? lit_bool(true) : pred(op.pred, s.span);
-  const size_t known = facts_.size();
-  facts_of(op.pred, facts_);
+  scope_.whole_pred = op.pred;
+  ExprP holds = &op.pred == scope_.guard_true ? lit_bool(true) : pred(op.pred, s.span);
+  const size_t known = scope_.facts.size();
+  facts_of(op.pred, scope_.facts);
   Body then_body = nested([&] { lower_block(op.body, &slots); });
-  facts_.resize(known);
+  scope_.facts.resize(known);
   Body else_body = nested([&] {
     for (const Val& sl : slots) assign_zero(sl, s.span);
   });
@@ -94,7 +94,7 @@ ExprP Lowerer::pred(const Pred& p, Span span) {
       st.kind = Site::Kind::Overflow;
       st.span = span;
       st.message = "integer overflow while evaluating the predicate " +
-                   whole_pred_.to_string([this](int32_t v) { return name_of(v); });
+                   scope_.whole_pred.to_string([this](int32_t v) { return name_of(v); });
       ExprP a = affine_checked(p.expr, st);
       return prim(p.kind == Pred::Kind::Ge0 ? Prim::Ge : Prim::Eq, {a, lit_i64(0)});
     }
@@ -269,12 +269,12 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       const ir::Atom& a = op.body.results[k];
       if (cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var) &&
           !(needs_marks(a.var) && next[k].mask_pointer < 0)) {
-        pending_dest_[a.var] = next[k];
+        env_.pending_dest[a.var] = next[k];
         placed.push_back(a.var);
       }
     }
     for (const ir::Stmt& st : op.body.stmts) lower_stmt(st);
-    for (ir::VarId v : placed) pending_dest_.erase(v);
+    for (ir::VarId v : placed) env_.pending_dest.erase(v);
     std::vector<ExprP> staged(n), staged_masks(n);
     for (size_t k = 0; k < n; ++k) {
       Val r = atom_val(op.body.results[k]);
@@ -303,11 +303,11 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       }
     }
   };
-  ++loop_depth_;
+  ++scope_.loop_depth;
   if (!op.is_while) {
     LocalId it = out_.new_local(op.iter >= 0 ? c_hint(op.iter) : "it", Scalar::I64);
-    if (auto c = as_i64(count); c && *c > 0) ranges_[it] = Interval{0, *c - 1};
-    if (auto r = range(count); r && r->second > 0) ranges_[it] = Interval{0, r->second - 1};
+    if (auto c = as_i64(count); c && *c > 0) ints_.ranges[it] = Interval{0, *c - 1};
+    if (auto r = range(count); r && r->second > 0) ints_.ranges[it] = Interval{0, r->second - 1};
     if (op.iter >= 0) bind(op.iter, scalar_val(local(out_, it), Scalar::I64));
     Body b = nested([&] {
       save(local(out_, it));
@@ -338,7 +338,7 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
     });
     emit(Forever{std::move(b)});
   }
-  --loop_depth_;
+  --scope_.loop_depth;
   for (size_t k = 0; k < n; ++k) bind(s.results[k], cur[k]);
   if (saving) {
     ExprP T = local(out_, iters);

@@ -29,24 +29,25 @@ void Lowerer::lower_gen(const ir::Stmt& s, const ir::GenOp& op) {
   }
   // Inside another loop the points still run independently, on one thread (in vector lanes
   // when the body allows): the outermost loop alone forks.
-  const bool parallel = loop_depth_ == 0;
+  const bool parallel = scope_.loop_depth == 0;
   if (parallel) out_.uses_parallel = true;
-  ++loop_depth_;
-  splits_ = window_splits(op, ext);
+  ++scope_.loop_depth;
+  scope_.splits = window_splits(op, ext);
   for_points(op.ivars, ext, parallel ? PointLoops::Parallel : PointLoops::Independent,
              [&](const ExprP& point) {
-               auto saved = std::move(splits_);  // for this generator's loops only
-               splits_.clear();
+               auto saved = std::move(scope_.splits);  // for this generator's loops only
+               scope_.splits.clear();
                Val slot = view(dst, add_i64(dst.offset, mul_i64(point, inner_n)), inner_dims);
                std::vector<Val> dests{slot};
                lower_block(op.body, &dests);
-               splits_ = std::move(saved);
+               scope_.splits = std::move(saved);
              });
-  splits_.clear();
-  --loop_depth_;
+  scope_.splits.clear();
+  --scope_.loop_depth;
   // Every element written with a mark that folded to "not a strong zero": the marks are all
   // 0, and reads need not load them.
-  if (dst.mask_pointer >= 0 && marks_set_.count(dst.mask_pointer) == 0 && pending_free_marks(v)) {
+  if (dst.mask_pointer >= 0 && zeros_.marks_set.count(dst.mask_pointer) == 0 &&
+      pending_free_marks(v)) {
     dst.mask_pointer = -1;
   }
   attach_mark_pred(v, dst);
@@ -54,12 +55,12 @@ void Lowerer::lower_gen(const ir::Stmt& s, const ir::GenOp& op) {
 }
 
 bool Lowerer::pending_free_marks(ir::VarId v) const {
-  return own_buffer_.count(v) != 0;
+  return env_.own_buffer.count(v) != 0;
 }
 
 void Lowerer::attach_mark_pred(ir::VarId v, Val& x) const {
-  auto it = mark_preds_.find(v);
-  if (it != mark_preds_.end()) x.mark_pred = std::make_shared<const MarkPred>(it->second);
+  auto it = zeros_.mark_preds.find(v);
+  if (it != zeros_.mark_preds.end()) x.mark_pred = std::make_shared<const MarkPred>(it->second);
 }
 
 void Lowerer::lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
@@ -89,11 +90,11 @@ void Lowerer::lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
     Body flags_decl = nested(start_flags);
     const Pred* guard = is_sum ? single_guard(op.body, 0) : nullptr;
     if (guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
-      tighten_ = guard;
-      tighten_strong_ = strong;
+      scope_.tighten = guard;
+      scope_.tighten_strong = strong;
       masked_terms = true;  // skipped points are strong zeros
     }
-    ++loop_depth_;
+    ++scope_.loop_depth;
     const size_t loops_at = bodies_.back()->size();
     for_points(op.ivars, ext, PointLoops::Ordered, [&](const ExprP&) {
       std::vector<Val> res = lower_block(op.body, nullptr);
@@ -115,7 +116,7 @@ void Lowerer::lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
       });
       add_term(x, is_sum, masked_terms, live, strong, std::move(combine));
     });
-    --loop_depth_;
+    --scope_.loop_depth;
     if (is_sum && t.elem != Scalar::I64 && !masked_terms) {
       Body& b = *bodies_.back();
       for (size_t k = loops_at; k < b.size(); ++k) mark_long_sums(b[k], acc);
@@ -159,11 +160,11 @@ void Lowerer::lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
   const LocalId live_marks = start_marks(dst, hint);
   const Pred* guard = is_sum && live_marks < 0 ? single_guard(op.body, 0) : nullptr;
   if (guard != nullptr && may_tighten(*guard, op.ivars, ext)) {
-    tighten_ = guard;
-    tighten_strong_ = strong;
+    scope_.tighten = guard;
+    scope_.tighten_strong = strong;
     masked_terms = true;
   }
-  ++loop_depth_;
+  ++scope_.loop_depth;
   for_points(op.ivars, ext, PointLoops::Ordered, [&](const ExprP&) {
     std::vector<Val> res = lower_block(op.body, nullptr);
     const Val& x = res.at(0);
@@ -185,7 +186,7 @@ void Lowerer::lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
     add_term(x, is_sum, masked_terms, live, strong, std::move(combine));
     if (live_marks >= 0) mark_strong(dst, dst.offset, dst.numel(), x.mask, lit_bool(true));
   });
-  --loop_depth_;
+  --scope_.loop_depth;
   if (masked_terms) {
     Body& b = *bodies_.back();
     b.insert(b.begin() + static_cast<ptrdiff_t>(flags_at), flags_decl.begin(), flags_decl.end());
@@ -221,7 +222,7 @@ void Lowerer::add_marked(const Val& dst, const ExprP& at, const ExprP& rel, cons
       for (Stmt& st : add) bodies_.back()->push_back(std::move(st));
       return;
     }
-    marks_set_.insert(dst.mask_pointer);
+    zeros_.marks_set.insert(dst.mask_pointer);
     Body mark = nested([&] { emit(Store{dst.mask_pointer, d, lit_bool(true)}); });
     emit(If{marked, std::move(mark), std::move(add)});
   };
@@ -239,7 +240,7 @@ void Lowerer::add_marked(const Val& dst, const ExprP& at, const ExprP& rel, cons
 void Lowerer::mark_strong(const Val& dst, const ExprP& at, const ExprP& n, const ExprP& mask,
                           const ExprP& cond) {
   if (!may_be_strong(mask)) return;
-  marks_set_.insert(dst.mask_pointer);
+  zeros_.marks_set.insert(dst.mask_pointer);
   Body all = nested([&] { emit(Fill{dst.mask_pointer, at, n, lit_bool(true)}); });
   emit(If{and_(mask_is(mask, kStrongZero), cond), std::move(all), {}});
 }

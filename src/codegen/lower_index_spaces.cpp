@@ -41,20 +41,20 @@ void Lowerer::points(const std::vector<ir::IndexVar>& ivars, const std::vector<E
   ExprP end = extents[d];
   if (auto c = as_i64(end)) {
     if (*c <= 0) return;  // no point: nothing runs (the interpreter skips the body too)
-    ranges_[i] = Interval{0, *c - 1};
+    ints_.ranges[i] = Interval{0, *c - 1};
   } else if (auto r = range(end); r && r->second >= 1) {
-    ranges_[i] = Interval{0, r->second - 1};
+    ints_.ranges[i] = Interval{0, r->second - 1};
   }
   ExprP begin = lit_i64(0);
   std::optional<int64_t> width;  // hi - lo when the tightened bounds move together
-  const size_t implied_before = implied_.size();
-  if (tighten_ != nullptr) {
-    auto [lo, hi] = tightened(*tighten_, ivars, d, end);
+  const size_t implied_before = scope_.implied.size();
+  if (scope_.tighten != nullptr) {
+    auto [lo, hi] = tightened(*scope_.tighten, ivars, d, end);
     if (!(as_i64(lo) == int64_t{0} && hi == end)) {
       // Points outside [lo, hi) fail the guard: strong zeros the sum's mask must count.
-      if (tighten_strong_ >= 0) {
-        emit(Assign{tighten_strong_,
-                    or_(local(out_, tighten_strong_),
+      if (scope_.tighten_strong >= 0) {
+        emit(Assign{scope_.tighten_strong,
+                    or_(local(out_, scope_.tighten_strong),
                         or_(prim(Prim::Gt, {lo, lit_i64(0)}), prim(Prim::Lt, {hi, end})))});
       }
       width = constant_difference(hi, lo);
@@ -63,21 +63,23 @@ void Lowerer::points(const std::vector<ir::IndexVar>& ivars, const std::vector<E
     }
   }
   bind(ivars[d].var, scalar_val(local(out_, i), Scalar::I64));
-  const Pred* saved = tighten_;
-  const Pred* saved_true = guard_true_;
+  const Pred* saved = scope_.tighten;
+  const Pred* saved_true = scope_.guard_true;
   if (d + 1 == ivars.size()) {
     // The body's own regions are not tightened; its guard holds at every point the loops
     // visit when the bounds used every conjunct.
-    if (tighten_ != nullptr && implies_all(*tighten_)) guard_true_ = tighten_;
-    tighten_ = nullptr;
+    if (scope_.tighten != nullptr && implies_all(*scope_.tighten))
+      scope_.guard_true = scope_.tighten;
+    scope_.tighten = nullptr;
   }
   // Index-set splitting (a generator whose body's sum runs a window that the borders clip):
   // one loop per piece, each lowered knowing its range, so the window's bounds fold to
   // constant widths inside.
   std::vector<int64_t> cuts;
-  if (d < splits_.size() && !splits_[d].empty() && as_i64(begin) == int64_t{0} && as_i64(end)) {
+  if (d < scope_.splits.size() && !scope_.splits[d].empty() && as_i64(begin) == int64_t{0} &&
+      as_i64(end)) {
     cuts.push_back(0);
-    for (int64_t c : splits_[d]) {
+    for (int64_t c : scope_.splits[d]) {
       if (c > cuts.back() && c < *as_i64(end)) cuts.push_back(c);
     }
     cuts.push_back(*as_i64(end));
@@ -102,15 +104,15 @@ void Lowerer::points(const std::vector<ir::IndexVar>& ivars, const std::vector<E
   };
   if (cuts.size() > 2) {
     for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-      ranges_[i] = Interval{cuts[k], cuts[k + 1] - 1};
+      ints_.ranges[i] = Interval{cuts[k], cuts[k + 1] - 1};
       one_loop(lit_i64(cuts[k]), lit_i64(cuts[k + 1]));
     }
   } else {
     one_loop(begin, end);
   }
-  tighten_ = saved;
-  guard_true_ = saved_true;
-  implied_.resize(implied_before);
+  scope_.tighten = saved;
+  scope_.guard_true = saved_true;
+  scope_.implied.resize(implied_before);
 }
 
 std::optional<int64_t> Lowerer::constant_difference(const ExprP& a, const ExprP& b) {
@@ -181,7 +183,7 @@ std::pair<ExprP, ExprP> Lowerer::tightened(const Pred& p, const std::vector<ir::
     if (d == 0 && c->kind == Pred::Kind::Atom) {
       ExprP b = atom(ir::Atom::of(c->atom));
       hi = select(c->negated ? not_(b) : b, hi, lit_i64(0));
-      implied_.push_back(c);
+      scope_.implied.push_back(c);
       continue;
     }
     if (c->kind != Pred::Kind::Ge0 && c->kind != Pred::Kind::Eq0) continue;
@@ -193,7 +195,7 @@ std::pair<ExprP, ExprP> Lowerer::tightened(const Pred& p, const std::vector<ir::
       if (!e) continue;
       hi = select(prim(c->kind == Pred::Kind::Ge0 ? Prim::Ge : Prim::Eq, {*e, lit_i64(0)}), hi,
                   lit_i64(0));
-      implied_.push_back(c);
+      scope_.implied.push_back(c);
       continue;
     }
     const int64_t a = c->expr.coeff(iv);
@@ -209,7 +211,7 @@ std::pair<ExprP, ExprP> Lowerer::tightened(const Pred& p, const std::vector<ir::
     if (!range(neg) && !as_i64(neg)) continue;
     // a = 1: i >= -rest (and i == -rest); a = -1: i <= rest (and i == rest).
     ExprP at = a == 1 ? neg : *r;
-    implied_.push_back(c);
+    scope_.implied.push_back(c);
     if (c->kind == Pred::Kind::Eq0 || a == 1) lo = max_i64(lo, at);
     if (c->kind == Pred::Kind::Eq0 || a == -1) hi = min_i64(hi, add_i64(at, lit_i64(1)));
   }
@@ -217,7 +219,7 @@ std::pair<ExprP, ExprP> Lowerer::tightened(const Pred& p, const std::vector<ir::
 }
 
 bool Lowerer::implied_nonnegative(const Affine& e) {
-  for (const Affine& f : facts_) {
+  for (const Affine& f : scope_.facts) {
     std::optional<Affine> diff = Affine::sub(e, f);
     if (!diff) continue;
     std::optional<ExprP> v = pure_affine(*diff);
@@ -255,7 +257,8 @@ std::vector<const Pred*> Lowerer::conjuncts(const Pred& p) {
 
 bool Lowerer::implies_all(const Pred& p) const {
   for (const Pred* c : conjuncts(p)) {
-    if (std::find(implied_.begin(), implied_.end(), c) == implied_.end()) return false;
+    if (std::find(scope_.implied.begin(), scope_.implied.end(), c) == scope_.implied.end())
+      return false;
   }
   return true;
 }
@@ -263,7 +266,7 @@ bool Lowerer::implies_all(const Pred& p) const {
 std::optional<ExprP> Lowerer::pure_affine(const Affine& a) {
   ExprP acc = lit_i64(a.constant_term());
   for (const auto& [v, c] : a.terms()) {
-    const auto& x = env_.at(static_cast<size_t>(v));
+    const auto& x = env_.vals.at(static_cast<size_t>(v));
     if (!x || x->kind != Val::Kind::Scalar || x->scalar->type != Scalar::I64) return std::nullopt;
     ExprP term = mul_i64(lit_i64(c), x->scalar);
     if (!as_i64(term) && !range(term)) return std::nullopt;
@@ -306,7 +309,7 @@ bool Lowerer::may_tighten(const Pred& p, const std::vector<ir::IndexVar>& ivars,
     auto c = as_i64(ext[d]);
     if (!c || *c <= 0) return false;
     LocalId probe = out_.new_local("probe", Scalar::I64);
-    ranges_[probe] = Interval{0, *c - 1};
+    ints_.ranges[probe] = Interval{0, *c - 1};
     bind(ivars[d].var, scalar_val(local(out_, probe), Scalar::I64));
   }
   return overflow_free(p);

@@ -29,8 +29,8 @@ std::vector<std::vector<int64_t>> Lowerer::window_splits(const ir::GenOp& op,
       const int64_t a = c->expr.coeff(iv.var);
       if (a != 1 && a != -1) continue;
       auto extent = iv.extent.eval([&](const std::string& n) -> std::optional<int64_t> {
-        auto it = sizes_.find(n);
-        return it == sizes_.end() ? std::nullopt : as_i64(it->second);
+        auto it = ints_.sizes.find(n);
+        return it == ints_.sizes.end() ? std::nullopt : as_i64(it->second);
       });
       if (!extent) continue;
       // rest = b * g + c0 with g one generator index; other variables must be literals here
@@ -42,7 +42,7 @@ std::vector<std::vector<int64_t>> Lowerer::window_splits(const ir::GenOp& op,
       int64_t b = 0;
       bool simple = true;
       for (const auto& [v, coeff] : rest->terms()) {
-        const auto& x = env_.at(static_cast<size_t>(v));
+        const auto& x = env_.vals.at(static_cast<size_t>(v));
         std::optional<int64_t> lit =
             x && x->kind == Val::Kind::Scalar ? as_i64(x->scalar) : std::nullopt;
         int64_t term = 0;
@@ -92,8 +92,8 @@ bool Lowerer::interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ex
   int64_t terms = 1;
   for (const ir::IndexVar& iv : red->ivars) {
     std::optional<int64_t> e = iv.extent.eval([&](const std::string& n) -> std::optional<int64_t> {
-      auto it = sizes_.find(n);
-      return it == sizes_.end() ? std::nullopt : as_i64(it->second);
+      auto it = ints_.sizes.find(n);
+      return it == ints_.sizes.end() ? std::nullopt : as_i64(it->second);
     });
     if (!e || *e <= 0) return false;
     terms *= *e;
@@ -158,7 +158,7 @@ bool Lowerer::interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ex
     b = interchanged_loops(op, dst, outer, inner, outer_ext, inner_ext, sum_ext, block, epilogue,
                            false);
   if (!b) return false;
-  if (loop_depth_ == 0 && !outer.empty()) out_.uses_parallel = true;
+  if (scope_.loop_depth == 0 && !outer.empty()) out_.uses_parallel = true;
   for (Stmt& x : *b) bodies_.back()->push_back(std::move(x));
   return true;
 }
@@ -173,10 +173,10 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
   const ir::Stmt& st = op.body.stmts[0];
   const auto* red = st.as<ir::ReduceOp>();
   const Scalar elem = f_.type_of(st.results[0]).elem;
-  const bool parallel = loop_depth_ == 0 && !outer.empty();
+  const bool parallel = scope_.loop_depth == 0 && !outer.empty();
   const int64_t width = lanes ? kLanes : 1;
   bool ok = true;
-  ++loop_depth_;
+  ++scope_.loop_depth;
   Body b = nested([&] {
     auto sums = [&](const ExprP& o) {
       // The block accumulates in an array on the stack, which the C++ compiler knows aliases
@@ -203,7 +203,7 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
       bool tight = false;
       auto tighten_block = [&] {
         tight = guard != nullptr && may_tighten(*guard, inner, inner_ext);
-        if (tight) tighten_ = guard;
+        if (tight) scope_.tighten = guard;
       };
       // One term added to accumulator `at` of element m.
       auto term = [&](const ExprP& m, const ExprP& at) {
@@ -247,11 +247,11 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
           tighten_block();
           for_points(inner, inner_ext, PointLoops::Ordered, [&](const ExprP& m) {
             const LocalId l = out_.new_local("lane", Scalar::I64);
-            ranges_[l] = Interval{0, count - 1};
+            ints_.ranges[l] = Interval{0, count - 1};
             Body lane = nested([&] {
               const LocalId j = out_.new_local(c_hint(last.var), Scalar::I64);
               emit(Declare{j, add_i64(start, local(out_, l))});
-              ranges_[j] = Interval{0, extent - 1};
+              ints_.ranges[j] = Interval{0, extent - 1};
               bind(last.var, scalar_val(local(out_, j), Scalar::I64));
               term(m, add_i64(mul_i64(m, lit_i64(kLanes)), local(out_, l)));
             });
@@ -263,7 +263,7 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
         for_points(head, head_ext, PointLoops::Ordered, [&](const ExprP&) {
           if (groups > 0) {
             const LocalId g = out_.new_local("group", Scalar::I64);
-            ranges_[g] = Interval{0, groups - 1};
+            ints_.ranges[g] = Interval{0, groups - 1};
             Body body = nested([&] { group(mul_i64(local(out_, g), lit_i64(kLanes)), kLanes); });
             emit(For{g, lit_i64(0), lit_i64(groups), std::move(body)});
           }
@@ -303,7 +303,7 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
       for_points(inner, inner_ext, PointLoops::Ordered, [&](const ExprP& m) {
         ExprP skipped = lit_bool(false);
         if (tight) {
-          whole_pred_ = *guard;
+          scope_.whole_pred = *guard;
           skipped = not_(pred(*guard, st.span));
         }
         ExprP mask = nullptr;
@@ -326,7 +326,7 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
       for_points(outer, outer_ext, parallel ? PointLoops::Parallel : PointLoops::Independent, sums);
     }
   });
-  --loop_depth_;
+  --scope_.loop_depth;
   if (!ok) return std::nullopt;
   return b;
 }

@@ -66,7 +66,7 @@ void Lowerer::find_mark_preds() {
       collect(g->body);
       for (const ir::IndexVar& iv : g->ivars) defs[iv.var] = nullptr;  // bound here, fine
       // The ranges of its index variables, for the questions empty_sum_pred asks.
-      gen_ranges_.clear();
+      zeros_.gen_ranges.clear();
       bool known = true;
       for (const ir::IndexVar& iv : g->ivars) {
         std::optional<int64_t> e = known_extent(iv.extent);
@@ -74,18 +74,18 @@ void Lowerer::find_mark_preds() {
           known = false;
           break;
         }
-        gen_ranges_.push_back(Affine::var(iv.var));
+        zeros_.gen_ranges.push_back(Affine::var(iv.var));
         if (auto hi = Affine::add(Affine::constant(*e - 1), Affine::var(iv.var, -1))) {
-          gen_ranges_.push_back(*hi);
+          zeros_.gen_ranges.push_back(*hi);
         }
       }
-      if (!known) gen_ranges_.clear();
+      if (!known) zeros_.gen_ranges.clear();
       MarkPred mp;
       for (const ir::IndexVar& iv : g->ivars) mp.ivars.push_back(iv.var);
       std::optional<Pred> p = strong_pred(g->body.results[0], defs, 0);
       if (p && usable(*p, defs)) {
         mp.strong = std::move(*p);
-        mark_preds_[v] = std::move(mp);
+        zeros_.mark_preds[v] = std::move(mp);
       }
     }
   };
@@ -228,8 +228,8 @@ std::optional<Pred> Lowerer::strong_pred(const ir::Atom& r,
   if (const auto* ix = st.as<ir::IndexOp>()) {
     // A read of a generator with a mark predicate: the predicate at its indices.
     if (!ix->tensor.is_var) return std::nullopt;
-    auto m = mark_preds_.find(ix->tensor.var);
-    if (m == mark_preds_.end()) return std::nullopt;
+    auto m = zeros_.mark_preds.find(ix->tensor.var);
+    if (m == zeros_.mark_preds.end()) return std::nullopt;
     for (const ir::IndexExpr& e : ix->indices) {
       if (!e.is_affine) return std::nullopt;
     }
@@ -240,8 +240,8 @@ std::optional<Pred> Lowerer::strong_pred(const ir::Atom& r,
 
 std::optional<int64_t> Lowerer::known_extent(const SizeExpr& extent) const {
   return extent.eval([&](const std::string& n) -> std::optional<int64_t> {
-    auto it = sizes_.find(n);
-    return it == sizes_.end() ? std::nullopt : as_i64(it->second);
+    auto it = ints_.sizes.find(n);
+    return it == ints_.sizes.end() ? std::nullopt : as_i64(it->second);
   });
 }
 
@@ -273,8 +273,8 @@ std::optional<Pred> Lowerer::empty_sum_pred(const ir::ReduceOp& red,
   }
   if (inner->kind != Pred::Kind::False) {
     std::vector<Affine> where = cs;
-    where.insert(where.end(), gen_ranges_.begin(), gen_ranges_.end());
-    if (gen_ranges_.empty() || !infeasible(*inner, where)) return std::nullopt;
+    where.insert(where.end(), zeros_.gen_ranges.begin(), zeros_.gen_ranges.end());
+    if (zeros_.gen_ranges.empty() || !infeasible(*inner, where)) return std::nullopt;
   }
   for (ir::VarId v : summed) {
     for (const Affine& c : cs) {
@@ -301,18 +301,18 @@ std::optional<Pred> Lowerer::at_indices(const MarkPred& mp, const std::vector<ir
 }
 
 bool Lowerer::never_holds(const Pred& p) const {
-  std::vector<Affine> known = facts_;
+  std::vector<Affine> known = scope_.facts;
   std::vector<int32_t> vars;
   p.collect_vars(vars);
   std::sort(vars.begin(), vars.end());
   vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
   // What the loops around it say of its variables (index variables' ranges).
   for (int32_t v : vars) {
-    if (v < 0 || static_cast<size_t>(v) >= env_.size() || !env_[static_cast<size_t>(v)] ||
-        env_[static_cast<size_t>(v)]->kind != Val::Kind::Scalar) {
+    if (v < 0 || static_cast<size_t>(v) >= env_.vals.size() || !env_.vals[static_cast<size_t>(v)] ||
+        env_.vals[static_cast<size_t>(v)]->kind != Val::Kind::Scalar) {
       continue;
     }
-    const std::optional<Interval> r = range(env_[static_cast<size_t>(v)]->scalar);
+    const std::optional<Interval> r = range(env_.vals[static_cast<size_t>(v)]->scalar);
     if (!r) continue;
     if (auto lo = Affine::add(Affine::var(v), Affine::constant(-r->first))) known.push_back(*lo);
     if (auto hi = Affine::add(Affine::constant(r->second), Affine::var(v, -1))) {

@@ -7,17 +7,17 @@ namespace cot::codegen::lowering {
 
 bool Lowerer::needs_marks(ir::VarId v) const {
   return flow_.may_have_elems(v) && flow_.may_be_read(v) && is_real(f_.type_of(v).elem) &&
-         mark_preds_.count(v) == 0;
+         zeros_.mark_preds.count(v) == 0;
 }
 
 bool Lowerer::marks_unread(ir::VarId v) const {
-  return flow_.may_have_elems(v) && (!flow_.may_be_read(v) || mark_preds_.count(v) != 0);
+  return flow_.may_have_elems(v) && (!flow_.may_be_read(v) || zeros_.mark_preds.count(v) != 0);
 }
 
 bool Lowerer::may_be_strong(const ExprP& m) const {
   if (!m) return false;
   if (auto c = as_i64(m)) return *c == kStrongZero;
-  if (m->kind == Expr::Kind::Local && never_strong_.count(m->local) != 0) return false;
+  if (m->kind == Expr::Kind::Local && zeros_.never_strong.count(m->local) != 0) return false;
   if (m->kind == Expr::Kind::Prim && m->prim == Prim::Select && m->args.size() == 3) {
     return may_be_strong(m->args[1]) || may_be_strong(m->args[2]);
   }
@@ -26,7 +26,7 @@ bool Lowerer::may_be_strong(const ExprP& m) const {
 
 ExprP Lowerer::declare_mask(const ExprP& m, const std::string& hint) {
   ExprP l = declare(m, hint);
-  if (!may_be_strong(m) && l->kind == Expr::Kind::Local) never_strong_.insert(l->local);
+  if (!may_be_strong(m) && l->kind == Expr::Kind::Local) zeros_.never_strong.insert(l->local);
   return l;
 }
 

@@ -87,7 +87,7 @@ void Lowerer::lower_index(const ir::Stmt& s, const ir::IndexOp& op) {
       std::optional<Pred> at = at_indices(*t.mark_pred, op.indices);
       if (!at) throw Unsupported{"a mark predicate at indices that overflow"};
       if (!never_holds(*at)) {
-        whole_pred_ = *at;
+        scope_.whole_pred = *at;
         m = select(pred(*at, s.span), lit_i64(kStrongZero), lit_i64(0));
       }
     }

@@ -18,8 +18,8 @@ std::optional<Interval> Lowerer::range(const ExprP& e) const {
     case Expr::Kind::Lit:
       return Interval{e->lit.integer, e->lit.integer};
     case Expr::Kind::Local: {
-      auto it = ranges_.find(e->local);
-      if (it == ranges_.end()) return std::nullopt;
+      auto it = ints_.ranges.find(e->local);
+      if (it == ints_.ranges.end()) return std::nullopt;
       return it->second;
     }
     case Expr::Kind::Prim: {
@@ -80,8 +80,8 @@ ExprP Lowerer::size(const SizeExpr& s, Span span) {
   bool dynamic = false;
   std::optional<int64_t> v = s.eval(
       [&](const std::string& n) -> std::optional<int64_t> {
-        auto it = sizes_.find(n);
-        if (it == sizes_.end()) return std::nullopt;
+        auto it = ints_.sizes.find(n);
+        if (it == ints_.sizes.end()) return std::nullopt;
         if (auto c = as_i64(it->second)) return *c;
         dynamic = true;
         return std::nullopt;
@@ -95,7 +95,7 @@ ExprP Lowerer::size(const SizeExpr& s, Span span) {
 
 ExprP Lowerer::runtime_size(const SizeExpr& s, Span span) {
   const std::string text = s.to_string();
-  if (auto it = runtime_sizes_.find(text); it != runtime_sizes_.end()) return it->second;
+  if (auto it = ints_.runtime_sizes.find(text); it != ints_.runtime_sizes.end()) return it->second;
   const int over = message_site(span, "integer overflow in the size " + text);
   ExprP acc = lit_i64(0);
   for (const SizeExpr::Term& t : s.normal_terms()) {
@@ -103,8 +103,8 @@ ExprP Lowerer::runtime_size(const SizeExpr& s, Span span) {
     for (const SizeExpr::Factor& f : t.factors) {
       ExprP v;
       if (!f.var.empty()) {
-        auto it = sizes_.find(f.var);
-        if (it == sizes_.end()) throw Unsupported{"the size " + f.var + " has no value"};
+        auto it = ints_.sizes.find(f.var);
+        if (it == ints_.sizes.end()) throw Unsupported{"the size " + f.var + " has no value"};
         v = it->second;
       } else {
         ExprP n = size(*f.num, span), d = size(*f.den, span);
@@ -124,7 +124,7 @@ ExprP Lowerer::runtime_size(const SizeExpr& s, Span span) {
   }
   acc = declare(acc, "size");
   // Reused only where every later use is in scope: at the function's top level.
-  if (bodies_.size() == 1) runtime_sizes_[text] = acc;
+  if (bodies_.size() == 1) ints_.runtime_sizes[text] = acc;
   return acc;
 }
 

@@ -36,12 +36,12 @@ std::vector<Val> Lowerer::lower_block(const ir::Block& b, const std::vector<Val>
     for (const auto& [v, d] : pairs) {
       if (!d->is_tensor() || uses[v] != 1 || !defined_in(b, v)) continue;
       if (needs_marks(v) && d->mask_pointer < 0) continue;  // its marks need a buffer
-      pending_dest_[v] = *d;
+      env_.pending_dest[v] = *d;
       placed.push_back(v);
     }
   }
   for (const ir::Stmt& s : b.stmts) lower_stmt(s);
-  for (ir::VarId v : placed) pending_dest_.erase(v);
+  for (ir::VarId v : placed) env_.pending_dest.erase(v);
   std::vector<Val> results;
   for (size_t k = 0; k < b.results.size(); ++k) {
     Val r = atom_val(b.results[k]);
@@ -111,7 +111,7 @@ void Lowerer::lower_stmt(const ir::Stmt& s) {
   // trip count, or an i64 the optimizer named as a size).
   for (ir::VarId r : s.results) {
     for (const ir::SizeVar& sv : f_.size_vars) {
-      if (sv.param == -1 && sv.var == r) sizes_[sv.name] = val(r).scalar;
+      if (sv.param == -1 && sv.var == r) ints_.sizes[sv.name] = val(r).scalar;
     }
   }
 }

@@ -208,7 +208,7 @@ class Lowerer {
                                      int depth) const;
   // The mark predicate of `mp` at the indices of a read (affine in the reader's variables).
   static std::optional<Pred> at_indices(const MarkPred& mp, const std::vector<ir::IndexExpr>& idx);
-  // Whether the guards around the read (facts_) rule `p` out: every clause of its disjunctive
+  // Whether the guards around the read (scope_.facts) rule `p` out: every clause of its disjunctive
   // normal form (at most 64) is infeasible with them.
   bool never_holds(const Pred& p) const;
   // Whether `p` has no integer solution together with `known` (each `e >= 0`): every clause of
@@ -279,8 +279,8 @@ class Lowerer {
   void for_points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& ext,
                   PointLoops kind, F&& body) {
     points(ivars, ext, 0, lit_i64(0), kind, body);
-    tighten_ = nullptr;  // set by the caller for these loops only
-    tighten_strong_ = -1;
+    scope_.tighten = nullptr;  // set by the caller for these loops only
+    scope_.tighten_strong = -1;
   }
   void points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& extents, size_t d,
               ExprP linear, PointLoops kind, const std::function<void(ExprP)>& body);
@@ -409,33 +409,82 @@ class Lowerer {
   // --- scatter-add (lower_accum.cpp) ---
   void lower_accum(const ir::Stmt& s, const ir::AccumOp& op);
 
+  // --- state ---
+  // What is lowered: the input, its function, and where strong zeros can flow
+  // (fixed).
   const LowerInput& in_;
   const ir::Function& f_;
   const ir::StrongZeroFlow flow_;
-  LoopFunction out_;
-  std::vector<std::optional<Val>> env_;
-  std::vector<Body*> bodies_;
-  std::map<LocalId, Interval> ranges_;
-  std::map<std::string, ExprP> sizes_;
-  std::map<std::string, ExprP> runtime_sizes_;  // sizes computed at the top level, by spelling
-  std::map<ir::VarId, Val> pending_dest_;
-  std::set<LocalId> never_strong_;  // mask locals that cannot hold a strong zero
-  std::set<LocalId> marks_set_;     // mark buffers some write may set to 1
-  std::set<ir::VarId> own_buffer_;  // tensors alloc_for allocated (not a pending destination)
-  std::map<ir::VarId, MarkPred> mark_preds_;  // generators whose reads evaluate a predicate
-  std::vector<Affine> gen_ranges_;            // find_mark_preds: the generator's index ranges
-  Pred whole_pred_;
-  // While lowering the loops of a region whose body is one guard: its predicate (points that
-  // fail it are skipped), and the flag that records skipped strong zeros (-1: none kept).
-  const Pred* tighten_ = nullptr;
-  LocalId tighten_strong_ = -1;
-  std::vector<const Pred*> implied_;          // conjuncts the enclosing loops' bounds enforce
-  std::vector<Affine> facts_;                 // affine facts (>= 0) of the guards being lowered
-  const Pred* guard_true_ = nullptr;          // a guard those bounds make always true
-  std::vector<std::vector<int64_t>> splits_;  // where the generator being lowered splits
 
-  int loop_depth_ = 0;
+  // The loop function being built; statements go to the innermost body being
+  // filled (bodies_.back(): the function's, or one nested() opened).
+  // max_while_: the bound on every while-loop's iterations, a local run()
+  // declares.
+  LoopFunction out_;
+  std::vector<Body*> bodies_;
   LocalId max_while_ = -1;
+
+  // What each Core IR variable is, and where statements not yet lowered must
+  // put their results.
+  struct Environment {
+    std::vector<std::optional<Val>> vals;  // by VarId; empty until the variable is bound
+    // Destinations a block's results have (lower_block sets them for the
+    // statements of the block that compute them, alloc_for takes them; erased
+    // when the block is done).
+    std::map<ir::VarId, Val> pending_dest;
+    std::set<ir::VarId> own_buffer;  // tensors alloc_for allocated (not a pending destination)
+  };
+  Environment env_;
+
+  // What is known of integers: the ranges of i64 locals (bounds of the loops
+  // being lowered, or facts about a value declared), and the value of each size
+  // variable by name.
+  struct Integers {
+    std::map<LocalId, Interval> ranges;
+    std::map<std::string, ExprP> sizes;
+    // Sizes computed at run time at the function's top level, by spelling (so
+    // reused anywhere).
+    std::map<std::string, ExprP> runtime_sizes;
+  };
+  Integers ints_;
+
+  // Strong zeros (language.md §5.6): what is known of where they can be.
+  struct StrongZeros {
+    std::set<LocalId> never_strong;  // mask locals that cannot hold a strong zero
+    std::set<LocalId> marks_set;     // mark buffers some write may set to 1
+    // Generators whose reads evaluate a predicate instead of loading marks
+    // (find_mark_preds, once, before the body is lowered).
+    std::map<ir::VarId, MarkPred> mark_preds;
+    // Only while find_mark_preds looks at one generator: its index ranges
+    // (empty when unknown).
+    std::vector<Affine> gen_ranges;
+  };
+  StrongZeros zeros_;
+
+  // The guards and loops around the statement being lowered. Each field is set
+  // by the method that opens the region and restored (or cleared) when it
+  // closes, so they hold only there.
+  struct Scope {
+    // While lowering the loops of a region whose body is one guard (set by
+    // lower_reduce, lower_accum, interchanged_loops just before for_points,
+    // cleared by it): the guard's predicate, whose points the loop bounds skip,
+    // and the flag that records skipped strong zeros (-1: none kept).
+    const Pred* tighten = nullptr;
+    LocalId tighten_strong = -1;
+    std::vector<const Pred*> implied;  // conjuncts the enclosing loops' bounds enforce
+    std::vector<Affine> facts;         // affine facts (>= 0) of the guards being lowered
+    const Pred* guard_true = nullptr;  // a guard those bounds make always true
+    // The whole predicate of the guard or read being lowered, which pred()
+    // names in messages.
+    Pred whole_pred;
+    // Where the generator being lowered splits its loops (window_splits;
+    // lower_gen sets it for its own loops only).
+    std::vector<std::vector<int64_t>> splits;
+    // Generators, reductions, scatter-adds and loops around: 0 at the top
+    // level, where the outermost generator's loop may run in parallel.
+    int loop_depth = 0;
+  };
+  Scope scope_;
 };
 
 }  // namespace cot::codegen::lowering
