@@ -356,21 +356,14 @@ bool Lowerer::strided_by_generator(const ir::Block& b, ir::VarId innermost) {
       }
       if (across && !along) return true;
     }
+    // A loop's body runs once per term: a loop anywhere keeps the plain order.
     bool nested = false;
-    std::visit(
-        [&](const auto& op) {
-          using T = std::decay_t<decltype(op)>;
-          if constexpr (std::is_same_v<T, ir::GenOp> || std::is_same_v<T, ir::ReduceOp> ||
-                        std::is_same_v<T, ir::GuardOp> || std::is_same_v<T, ir::AccumOp>) {
-            nested = strided_by_generator(op.body, innermost);
-          } else if constexpr (std::is_same_v<T, ir::IfOp>) {
-            nested = strided_by_generator(op.then_branch, innermost) ||
-                     strided_by_generator(op.else_branch, innermost);
-          } else if constexpr (std::is_same_v<T, ir::LoopOp>) {
-            nested = true;  // a loop per term: keep the plain order
-          }
-        },
-        s.op);
+    ir::for_each_region_in(s, [&](const ir::RegionFrame& frame, const ir::Block& r) {
+      using K = ir::RegionFrame::Kind;
+      const bool loop =
+          frame.kind == K::ForBody || frame.kind == K::WhileBody || frame.kind == K::WhileCond;
+      nested = nested || loop || strided_by_generator(r, innermost);
+    });
     if (nested) return true;
   }
   return false;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/lowerer.h"
+#include "ir/match.h"
 
 namespace cot::codegen::lowering {
 
@@ -66,47 +67,43 @@ bool Lowerer::defined_in(const ir::Block& b, ir::VarId v) {
 }
 
 void Lowerer::lower_stmt(const ir::Stmt& s) {
-  std::visit(
-      [&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, ir::PrimOp>) lower_prim(s, op);
-        if constexpr (std::is_same_v<T, ir::IndexOp>) lower_index(s, op);
-        if constexpr (std::is_same_v<T, ir::GenOp>) lower_gen(s, op);
-        if constexpr (std::is_same_v<T, ir::ReduceOp>) lower_reduce(s, op);
-        if constexpr (std::is_same_v<T, ir::GuardOp>) lower_guard(s, op);
-        if constexpr (std::is_same_v<T, ir::LoopOp>) lower_loop(s, op);
-        if constexpr (std::is_same_v<T, ir::IfOp>) lower_if(s, op);
-        if constexpr (std::is_same_v<T, ir::AccumOp>) lower_accum(s, op);
-        if constexpr (std::is_same_v<T, ir::TupleOp>) {
-          Val x;
-          x.kind = Val::Kind::Tuple;
-          for (const ir::Atom& a : op.elems) x.elems.push_back(atom_val(a));
-          bind(s.results[0], std::move(x));
-        }
-        if constexpr (std::is_same_v<T, ir::ProjOp>) {
-          Val t = atom_val(op.tuple);
-          if (t.kind != Val::Kind::Tuple || op.index < 0 ||
-              static_cast<size_t>(op.index) >= t.elems.size()) {
-            throw Unsupported{"a projection of a value that is not a tuple"};
-          }
-          Val x = t.elems[static_cast<size_t>(op.index)];
-          // A component of a strong zero is one; else it keeps its own mask.
-          if (t.mask && x.mask) {
-            x.mask =
-                declare(select(mask_is(t.mask, 0), x.mask, t.mask), c_hint(s.results[0]) + "_mask");
-          } else if (t.mask) {
-            x.mask = t.mask;
-          }
-          bind(s.results[0], std::move(x));
-        }
-        if constexpr (std::is_same_v<T, ir::SizeOp>) {
-          bind(s.results[0], scalar_val(size(op.size, s.span), Scalar::I64));
-        }
-        if constexpr (std::is_same_v<T, ir::CallOp>) {
-          throw Unsupported{"a call of " + op.callee + " remains after inlining"};
-        }
+  ir::match(
+      s.op, [&](const ir::PrimOp& op) { lower_prim(s, op); },
+      [&](const ir::IndexOp& op) { lower_index(s, op); },
+      [&](const ir::GenOp& op) { lower_gen(s, op); },
+      [&](const ir::ReduceOp& op) { lower_reduce(s, op); },
+      [&](const ir::GuardOp& op) { lower_guard(s, op); },
+      [&](const ir::LoopOp& op) { lower_loop(s, op); },
+      [&](const ir::IfOp& op) { lower_if(s, op); },
+      [&](const ir::AccumOp& op) { lower_accum(s, op); },
+      [&](const ir::TupleOp& op) {
+        Val x;
+        x.kind = Val::Kind::Tuple;
+        for (const ir::Atom& a : op.elems) x.elems.push_back(atom_val(a));
+        bind(s.results[0], std::move(x));
       },
-      s.op);
+      [&](const ir::ProjOp& op) {
+        Val t = atom_val(op.tuple);
+        if (t.kind != Val::Kind::Tuple || op.index < 0 ||
+            static_cast<size_t>(op.index) >= t.elems.size()) {
+          throw Unsupported{"a projection of a value that is not a tuple"};
+        }
+        Val x = t.elems[static_cast<size_t>(op.index)];
+        // A component of a strong zero is one; else it keeps its own mask.
+        if (t.mask && x.mask) {
+          x.mask =
+              declare(select(mask_is(t.mask, 0), x.mask, t.mask), c_hint(s.results[0]) + "_mask");
+        } else if (t.mask) {
+          x.mask = t.mask;
+        }
+        bind(s.results[0], std::move(x));
+      },
+      [&](const ir::SizeOp& op) {
+        bind(s.results[0], scalar_val(size(op.size, s.span), Scalar::I64));
+      },
+      [&](const ir::CallOp& op) {
+        throw Unsupported{"a call of " + op.callee + " remains after inlining"};
+      });
   // A dynamic size variable takes the value of the statement that binds it (a saving loop's
   // trip count, or an i64 the optimizer named as a size).
   for (ir::VarId r : s.results) {
