@@ -28,8 +28,8 @@ std::vector<Val> Lowerer::slots_for(const ir::Stmt& s, bool masked) {
 
 void Lowerer::lower_guard(const ir::Stmt& s, const ir::GuardOp& op) {
   if (&op.pred == scope_.guard_true) {
-    // The loops around it visit only points where it holds: the body's values, unmasked
-    // unless the body masks them itself.
+    // The loops around it visit only points where it holds: the body's values,
+    // unmasked unless the body masks them itself.
     bool scalars = true;
     for (ir::VarId v : s.results) scalars = scalars && f_.type_of(v).is_scalar();
     if (scalars) {
@@ -63,9 +63,10 @@ void Lowerer::lower_guard(const ir::Stmt& s, const ir::GuardOp& op) {
 void Lowerer::lower_if(const ir::Stmt& s, const ir::IfOp& op) {
   std::vector<Val> slots = slots_for(s, true);
   ExprP c = atom(op.cond);
-  // A condition this specialization decides (a test on sizes, as a Jacobian's choice between
-  // forward and reverse mode) lowers only the branch taken: the other would only cost compile
-  // time, and for a Jacobian it is most of the code.
+  // A condition this specialization decides (a test on sizes, as a Jacobian's
+  // choice between forward and reverse mode) lowers only the branch taken: the
+  // other would only cost compile time, and for a Jacobian it is most of the
+  // code.
   if (auto known = as_bool(c)) {
     Body taken = nested([&] { lower_block(*known ? op.then_branch : op.else_branch, &slots); });
     for (Stmt& st : taken) bodies_.back()->push_back(std::move(st));
@@ -146,17 +147,15 @@ ExprP Lowerer::affine_checked(const Affine& a, const Site& st) {
   return acc;
 }
 
-void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
+Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op) {
   const size_t n = op.state.size();
-  const bool saving = op.saves_states;
-  // The state: scalars in locals, tensors in two buffers (current, next) swapped per step.
   std::vector<Val> cur(n), next(n);
   for (size_t k = 0; k < n; ++k) {
     const Type& t = f_.type_of(op.state[k]);
     const std::string hint = c_hint(op.state[k]);
     if (t.is_tuple) throw Unsupported{"a loop state of tuple type"};
-    // A strong zero in the state stays one (language.md §5.6): a mask local where the value
-    // may be one, element marks where its elements may be.
+    // A strong zero in the state stays one (language.md §5.6): a mask local
+    // where the value may be one, element marks where its elements may be.
     const bool marks = needs_marks(op.state[k]);
     if (t.is_tensor()) {
       cur[k] = alloc_tensor(t.elem, shape_of(t, s.span), s.span, hint, interp::SizeRule::Tensor, 0,
@@ -171,73 +170,147 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       if (t.is_tensor()) add_mask_local(next[k], hint + "_next");
     }
   }
+  return LoopState{std::move(cur), std::move(next)};
+}
+
+Lowerer::SavedStates Lowerer::saved_states(const ir::Stmt& s, const ir::LoopOp& op,
+                                           const std::vector<Val>& cur, const ExprP& count) {
+  const size_t n = op.state.size();
+  SavedStates saved;
+  std::vector<Val>& stacks = saved.stacks;
+  std::vector<ExprP>& numels = saved.numels;
+  std::vector<ExprP>& allowed = saved.allowed;
+  stacks.resize(n);
+  numels.resize(n);
+  allowed.resize(n);
+  saved.sites.assign(n, -1);
+  for (size_t k = 0; k < n; ++k) {
+    numels[k] = cur[k].is_tensor() ? declare(cur[k].numel(), "numel") : lit_i64(1);
+    if (auto c = as_i64(numels[k])) {
+      allowed[k] = lit_i64(*c > 0 ? in_.max_tensor_elements / *c : INT64_MAX);
+    } else {
+      // Only ahead of time: the state's shape is known at run time.
+      LocalId a = out_.new_local("allowed", Scalar::I64);
+      emit(CheckedInt{a,
+                      Prim::FloorDiv,
+                      {lit_i64(in_.max_tensor_elements), prim(Prim::Max, {numels[k], lit_i64(1)})},
+                      0});
+      allowed[k] = local(out_, a);
+    }
+    Site st;
+    st.kind = Site::Kind::SavedStates;
+    st.span = s.span;
+    st.message = name_of(op.state[k]);
+    st.shape = {in_.max_tensor_elements};
+    saved.sites[k] = site(std::move(st));
+    const Scalar elem = f_.type_of(op.state[k]).elem;
+    stacks[k].kind = Val::Kind::Tensor;
+    stacks[k].type = elem;
+    stacks[k].offset = lit_i64(0);
+    stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
+    // The saved strong zeros: marks beside the stack, allocated and grown
+    // alike.
+    if (needs_marks(s.results[n + 1 + k])) {
+      stacks[k].mask_pointer =
+          out_.new_local(c_hint(op.state[k]) + "_stack_marks", Scalar::Bool, true);
+    }
+    stacks[k].drops_marks = marks_unread(s.results[n + 1 + k]);
+    std::vector<LocalId> buffers{stacks[k].pointer};
+    if (stacks[k].mask_pointer >= 0) buffers.push_back(stacks[k].mask_pointer);
+    if (!op.is_while) {
+      ExprP rows = select(prim(Prim::Lt, {count, allowed[k]}), count, allowed[k]);
+      ExprP elems = mul_i64(rows, numels[k]);
+      if (auto e = as_i64(elems)) {
+        for (LocalId b : buffers) emit(Alloc{.pointer = b, .count = lit_i64(*e)});
+      } else {
+        out_.uses_heap = true;
+        ExprP count_n = declare(elems, "n");
+        for (LocalId b : buffers) emit(Alloc{.pointer = b, .count = count_n});
+      }
+    } else {
+      out_.uses_heap = true;
+      for (LocalId b : buffers) emit(StackInit{b});
+    }
+  }
+  return saved;
+}
+
+void Lowerer::loop_step(const ir::LoopOp& op, const std::vector<Val>& cur,
+                        const std::vector<Val>& next) {
+  const size_t n = op.state.size();
+  std::vector<Val> dests(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (cur[k].is_tensor()) dests[k] = next[k];
+  }
+  // Scalars are staged in fresh locals first: the body may yield the state in
+  // another order.
+  std::vector<ir::VarId> placed;
+  std::map<ir::VarId, int> uses;
+  for (const ir::Atom& a : op.body.results) {
+    if (a.is_var) ++uses[a.var];
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const ir::Atom& a = op.body.results[k];
+    if (cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var) &&
+        !(needs_marks(a.var) && next[k].mask_pointer < 0)) {
+      env_.pending_dest[a.var] = next[k];
+      placed.push_back(a.var);
+    }
+  }
+  for (const ir::Stmt& st : op.body.stmts) lower_stmt(st);
+  for (ir::VarId v : placed) env_.pending_dest.erase(v);
+  std::vector<ExprP> staged(n), staged_masks(n);
+  for (size_t k = 0; k < n; ++k) {
+    Val r = atom_val(op.body.results[k]);
+    if (cur[k].is_tensor()) {
+      assign(next[k], r);  // in place when the body wrote it there
+    } else {
+      LocalId l = out_.new_local(c_hint(op.state[k]) + "_next", cur[k].type);
+      emit(Declare{l, r.scalar});
+      staged[k] = local(out_, l);
+      if (cur[k].mask) {
+        staged_masks[k] = declare(r.mask ? r.mask : lit_i64(0), c_hint(op.state[k]) + "_next_mask");
+      } else if (may_be_strong(r.mask)) {
+        lost_marks(cur[k].scalar->local);
+      }
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (cur[k].is_tensor()) {
+      emit(Swap{cur[k].pointer, next[k].pointer});
+      if (cur[k].mask_pointer >= 0) emit(Swap{cur[k].mask_pointer, next[k].mask_pointer});
+      if (cur[k].mask) emit(Assign{cur[k].mask->local, next[k].mask});
+    } else {
+      emit(Assign{cur[k].scalar->local, staged[k]});
+      if (cur[k].mask) emit(Assign{cur[k].mask->local, staged_masks[k]});
+    }
+  }
+}
+
+void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
+  const size_t n = op.state.size();
+  const bool saving = op.saves_states;
+  LoopState state = loop_state(s, op);
+  std::vector<Val>& cur = state.cur;
+  const std::vector<Val>& next = state.next;
   for (size_t k = 0; k < n; ++k) {
     Val init = atom_val(op.init[k]);
     assign(cur[k], init);
     Val st = cur[k];
     bind(op.state[k], st);
   }
-  // Saved states: a stack per state variable, of at most `allowed` rows (the interpreter's
-  // tensor limit over the state's elements).
-  std::vector<Val> stacks(n);
-  std::vector<ExprP> numels(n), allowed(n);
-  std::vector<int> save_sites(n, -1);
   LocalId iters = mutable_local("iterations", Scalar::I64, lit_i64(0));
   ExprP count;
   if (!op.is_while) {
     count = atom(op.count);
     count = declare(select(prim(Prim::Gt, {count, lit_i64(0)}), count, lit_i64(0)), "count");
   }
-  if (saving) {
-    for (size_t k = 0; k < n; ++k) {
-      numels[k] = cur[k].is_tensor() ? declare(cur[k].numel(), "numel") : lit_i64(1);
-      if (auto c = as_i64(numels[k])) {
-        allowed[k] = lit_i64(*c > 0 ? in_.max_tensor_elements / *c : INT64_MAX);
-      } else {
-        // Only ahead of time: the state's shape is known at run time.
-        LocalId a = out_.new_local("allowed", Scalar::I64);
-        emit(
-            CheckedInt{a,
-                       Prim::FloorDiv,
-                       {lit_i64(in_.max_tensor_elements), prim(Prim::Max, {numels[k], lit_i64(1)})},
-                       0});
-        allowed[k] = local(out_, a);
-      }
-      Site st;
-      st.kind = Site::Kind::SavedStates;
-      st.span = s.span;
-      st.message = name_of(op.state[k]);
-      st.shape = {in_.max_tensor_elements};
-      save_sites[k] = site(std::move(st));
-      const Scalar elem = f_.type_of(op.state[k]).elem;
-      stacks[k].kind = Val::Kind::Tensor;
-      stacks[k].type = elem;
-      stacks[k].offset = lit_i64(0);
-      stacks[k].pointer = out_.new_local(c_hint(op.state[k]) + "_stack", elem, true);
-      // The saved strong zeros: marks beside the stack, allocated and grown alike.
-      if (needs_marks(s.results[n + 1 + k])) {
-        stacks[k].mask_pointer =
-            out_.new_local(c_hint(op.state[k]) + "_stack_marks", Scalar::Bool, true);
-      }
-      stacks[k].drops_marks = marks_unread(s.results[n + 1 + k]);
-      std::vector<LocalId> buffers{stacks[k].pointer};
-      if (stacks[k].mask_pointer >= 0) buffers.push_back(stacks[k].mask_pointer);
-      if (!op.is_while) {
-        ExprP rows = select(prim(Prim::Lt, {count, allowed[k]}), count, allowed[k]);
-        ExprP elems = mul_i64(rows, numels[k]);
-        if (auto e = as_i64(elems)) {
-          for (LocalId b : buffers) emit(Alloc{.pointer = b, .count = lit_i64(*e)});
-        } else {
-          out_.uses_heap = true;
-          ExprP count_n = declare(elems, "n");
-          for (LocalId b : buffers) emit(Alloc{.pointer = b, .count = count_n});
-        }
-      } else {
-        out_.uses_heap = true;
-        for (LocalId b : buffers) emit(StackInit{b});
-      }
-    }
-  }
+  SavedStates saved;
+  if (saving) saved = saved_states(s, op, cur, count);
+  std::vector<Val>& stacks = saved.stacks;
+  const std::vector<ExprP>& numels = saved.numels;
+  const std::vector<ExprP>& allowed = saved.allowed;
+  const std::vector<int>& save_sites = saved.sites;
   auto save = [&](const ExprP& it) {
     for (size_t k = 0; k < n && saving; ++k) {
       if (as_i64(allowed[k]) != INT64_MAX) {
@@ -253,56 +326,7 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       assign(row, cur[k]);
     }
   };
-  auto step = [&] {
-    std::vector<Val> dests(n);
-    for (size_t k = 0; k < n; ++k) {
-      if (cur[k].is_tensor()) dests[k] = next[k];
-    }
-    // Scalars are staged in fresh locals first: the body may yield the state in another
-    // order.
-    std::vector<ir::VarId> placed;
-    std::map<ir::VarId, int> uses;
-    for (const ir::Atom& a : op.body.results) {
-      if (a.is_var) ++uses[a.var];
-    }
-    for (size_t k = 0; k < n; ++k) {
-      const ir::Atom& a = op.body.results[k];
-      if (cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var) &&
-          !(needs_marks(a.var) && next[k].mask_pointer < 0)) {
-        env_.pending_dest[a.var] = next[k];
-        placed.push_back(a.var);
-      }
-    }
-    for (const ir::Stmt& st : op.body.stmts) lower_stmt(st);
-    for (ir::VarId v : placed) env_.pending_dest.erase(v);
-    std::vector<ExprP> staged(n), staged_masks(n);
-    for (size_t k = 0; k < n; ++k) {
-      Val r = atom_val(op.body.results[k]);
-      if (cur[k].is_tensor()) {
-        assign(next[k], r);  // in place when the body wrote it there
-      } else {
-        LocalId l = out_.new_local(c_hint(op.state[k]) + "_next", cur[k].type);
-        emit(Declare{l, r.scalar});
-        staged[k] = local(out_, l);
-        if (cur[k].mask) {
-          staged_masks[k] =
-              declare(r.mask ? r.mask : lit_i64(0), c_hint(op.state[k]) + "_next_mask");
-        } else if (may_be_strong(r.mask)) {
-          lost_marks(cur[k].scalar->local);
-        }
-      }
-    }
-    for (size_t k = 0; k < n; ++k) {
-      if (cur[k].is_tensor()) {
-        emit(Swap{cur[k].pointer, next[k].pointer});
-        if (cur[k].mask_pointer >= 0) emit(Swap{cur[k].mask_pointer, next[k].mask_pointer});
-        if (cur[k].mask) emit(Assign{cur[k].mask->local, next[k].mask});
-      } else {
-        emit(Assign{cur[k].scalar->local, staged[k]});
-        if (cur[k].mask) emit(Assign{cur[k].mask->local, staged_masks[k]});
-      }
-    }
-  };
+  auto step = [&] { loop_step(op, cur, next); };
   ++scope_.loop_depth;
   if (!op.is_while) {
     LocalId it = out_.new_local(op.iter >= 0 ? c_hint(op.iter) : "it", Scalar::I64);
@@ -321,8 +345,10 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       st.kind = Site::Kind::WhileLimit;
       st.span = s.span;
       st.help =
-          "if it should run longer, raise the limit with --max-iterations N (0: no limit; in "
-          "the C++ API, EvalOptions::max_while_iterations; in Python, max_while_iterations=)";
+          "if it should run longer, raise the limit with "
+          "--max-iterations N (0: no limit; in "
+          "the C++ API, EvalOptions::max_while_iterations; in Python, "
+          "max_while_iterations=)";
       return site(std::move(st));
     }();
     Body b = nested([&] {

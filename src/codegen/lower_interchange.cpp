@@ -163,6 +163,33 @@ bool Lowerer::interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ex
   return true;
 }
 
+Body Lowerer::block_flags(int64_t block, LocalId& live, LocalId& strong) {
+  return nested([&] {
+    live = out_.new_local("acc_live", Scalar::Bool, true);
+    strong = out_.new_local("acc_strong", Scalar::Bool, true);
+    for (LocalId f : {live, strong}) {
+      emit(Alloc{.pointer = f, .count = lit_i64(block), .on_stack = true});
+      emit(Fill{f, lit_i64(0), lit_i64(block), lit_bool(false)});
+    }
+  });
+}
+
+LocalId Lowerer::lane_sums(LocalId acc, Scalar elem, int64_t block) {
+  const LocalId sums_at = out_.new_local("acc_sum", elem, true);
+  emit(Alloc{.pointer = sums_at, .count = lit_i64(block), .on_stack = true});
+  const LocalId k = out_.new_local("k", Scalar::I64);
+  Body add_lanes = nested([&] {
+    ExprP at = mul_i64(local(out_, k), lit_i64(kLanes));
+    ExprP total = load(elem, acc, at);
+    for (int64_t l = 1; l < kLanes; ++l) {
+      total = prim(Prim::Add, {total, load(elem, acc, add_i64(at, lit_i64(l)))});
+    }
+    emit(Store{sums_at, local(out_, k), total});
+  });
+  emit(For{k, lit_i64(0), lit_i64(block), std::move(add_lanes)});
+  return sums_at;
+}
+
 std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& dst,
                                                 const std::vector<ir::IndexVar>& outer,
                                                 const std::vector<ir::IndexVar>& inner,
@@ -187,15 +214,7 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
       // The flags of the sums' masks (lower_reduce's `live` and `strong`), for an epilogue.
       LocalId live = -1, strong = -1;
       bool masked_terms = false;
-      Body flags = nested([&] {
-        if (!epilogue) return;
-        live = out_.new_local("acc_live", Scalar::Bool, true);
-        strong = out_.new_local("acc_strong", Scalar::Bool, true);
-        for (LocalId f : {live, strong}) {
-          emit(Alloc{.pointer = f, .count = lit_i64(block), .on_stack = true});
-          emit(Fill{f, lit_i64(0), lit_i64(block), lit_bool(false)});
-        }
-      });
+      Body flags = epilogue ? block_flags(block, live, strong) : Body{};
       // A guard of the terms over the generator's indices alone bounds the loops over m (a
       // triangle runs as one); the points it skips are strong zeros of their sums.
       // (Decided where the sum's indices are bound: a triangle's guard mentions them.)
@@ -276,21 +295,7 @@ std::optional<Body> Lowerer::interchanged_loops(const ir::GenOp& op, const Val& 
       }
       for (Stmt& t : terms_loops) bodies_.back()->push_back(std::move(t));
       // The sums: the lanes of each added up, in order.
-      LocalId sums_at = acc;
-      if (lanes) {
-        sums_at = out_.new_local("acc_sum", elem, true);
-        emit(Alloc{.pointer = sums_at, .count = lit_i64(block), .on_stack = true});
-        const LocalId k = out_.new_local("k", Scalar::I64);
-        Body add_lanes = nested([&] {
-          ExprP at = mul_i64(local(out_, k), lit_i64(kLanes));
-          ExprP total = load(elem, acc, at);
-          for (int64_t l = 1; l < kLanes; ++l) {
-            total = prim(Prim::Add, {total, load(elem, acc, add_i64(at, lit_i64(l)))});
-          }
-          emit(Store{sums_at, local(out_, k), total});
-        });
-        emit(For{k, lit_i64(0), lit_i64(block), std::move(add_lanes)});
-      }
+      const LocalId sums_at = lanes ? lane_sums(acc, elem, block) : acc;
       ExprP base = add_i64(dst.offset, mul_i64(o, lit_i64(block)));
       if (!epilogue) {
         emit(Copy{dst.pointer, base, sums_at, lit_i64(0), lit_i64(block)});

@@ -344,6 +344,13 @@ class Lowerer {
   // differ).
   bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst);
   static constexpr int64_t kLanes = 4;  // f64 lanes of an AVX2 vector
+  // The flags of an interchanged block's sums, one per element (lower_reduce's `live` and
+  // `strong`), zeroed on the stack: the statements that declare them, kept only when a term
+  // can be masked.
+  Body block_flags(int64_t block, LocalId& live, LocalId& strong);
+  // The sums of an interchanged block's lanes (acc[m * kLanes + l], l < kLanes) into a fresh
+  // stack array of `block` elements, each added up in lane order.
+  LocalId lane_sums(LocalId acc, Scalar elem, int64_t block);
   // The loops of interchanged_sum: nullopt when a term can fail, is not a scalar, or (with
   // `lanes`) can be masked.
   std::optional<Body> interchanged_loops(const ir::GenOp& op, const Val& dst,
@@ -405,6 +412,28 @@ class Lowerer {
 
   // --- loops (lower_control.cpp) ---
   void lower_loop(const ir::Stmt& s, const ir::LoopOp& op);
+  // A loop's state: scalars in locals, tensors in two buffers (current, next)
+  // swapped per step.
+  struct LoopState {
+    std::vector<Val> cur, next;
+  };
+  LoopState loop_state(const ir::Stmt& s, const ir::LoopOp& op);
+  // A saving loop's saved states (LoopOp::saves_states): a stack per state
+  // variable, of at most `allowed` rows of `numels` elements (the interpreter's
+  // tensor limit over the state's elements), and the site that reports a stack
+  // over it.
+  struct SavedStates {
+    std::vector<Val> stacks;
+    std::vector<ExprP> numels, allowed;
+    std::vector<int> sites;
+  };
+  // The stacks allocated (for-loops: `count` rows at most) or initialized
+  // (while-loops).
+  SavedStates saved_states(const ir::Stmt& s, const ir::LoopOp& op, const std::vector<Val>& cur,
+                           const ExprP& count);
+  // One iteration: the body lowered into the next state, which then becomes the
+  // current one.
+  void loop_step(const ir::LoopOp& op, const std::vector<Val>& cur, const std::vector<Val>& next);
 
   // --- scatter-add (lower_accum.cpp) ---
   void lower_accum(const ir::Stmt& s, const ir::AccumOp& op);
