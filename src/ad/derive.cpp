@@ -5,13 +5,13 @@
 #include <set>
 #include <stdexcept>
 
-#include "ir/inline_calls.h"
 #include "ad/jvp.h"
 #include "ad/linearity.h"
 #include "ad/rules.h"
 #include "ad/tangent.h"
 #include "ad/transpose.h"
 #include "ir/builder.h"
+#include "ir/inline_calls.h"
 #include "ir/uses.h"
 
 namespace cot::ad {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "ir/clone.h"
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "ir/regions.h"
 #include "prims/prim.h"
 

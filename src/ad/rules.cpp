@@ -3,8 +3,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "ir/clone.h"
 #include "check/checker.h"
+#include "ir/clone.h"
 #include "prims/prim.h"
 #include "syntax/parser.h"
 

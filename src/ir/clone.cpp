@@ -10,7 +10,6 @@
 namespace cot::ir {
 namespace {
 
-
 [[noreturn]] void bug(const std::string& what) {
   throw std::logic_error("clone_block: " + what);
 }

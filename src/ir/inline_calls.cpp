@@ -12,7 +12,6 @@
 namespace cot::ir {
 namespace {
 
-
 [[noreturn]] void bug(const std::string& what) {
   throw std::logic_error("inline_calls: " + what);
 }

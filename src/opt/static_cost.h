@@ -38,8 +38,8 @@ bool may_fail(const ir::Function& f, const ir::Stmt& s);
 
 using ir::size_affine;  // ir/size_affine.h
 
-using ir::IndexFacts;  // ir/index_facts.h
 using ir::facts_of;
+using ir::IndexFacts;  // ir/index_facts.h
 
 // Whether every index of the read is affine and provably in range where `facts` hold (then the
 // read cannot fail).

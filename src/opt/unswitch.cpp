@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "ir/clone.h"
 #include "ir/binders.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "ir/regions.h"
 #include "opt/fold_literal_choices.h"

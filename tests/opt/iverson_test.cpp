@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "ad/derive.h"
-#include "ir/inline_calls.h"
 #include "ad/random_program.h"
+#include "ir/inline_calls.h"
 #include "opt/fuse.h"
 #include "opt/inline.h"
 #include "opt/opt_test_util.h"
