@@ -1,3 +1,8 @@
+// The recursive-descent parser of docs/language.md: one method per production, in the order of
+// the grammar. It is over 800 lines on purpose: the productions call each other (an expression
+// holds blocks, a block holds expressions), and one file keeps the whole grammar readable top to
+// bottom, as the reference presents it; the helpers it shares with nothing else (lexing,
+// diagnostics) live in syntax/lexer and base/.
 #include "syntax/parser.h"
 
 #include <algorithm>
