@@ -5,8 +5,9 @@
 # unchanged compares two such directories with `diff -r` (docs/design.md §4, "Walking the IR").
 # Sources are named relative to the checkout, so two checkouts compare equal. A command that
 # runs longer than TIMEOUT seconds (default 300: the nested gradients of particle.cot take a
-# minute of CPU) leaves its file empty.
-# usage: tools/fingerprint.sh COTANGENT OUT
+# minute of CPU) leaves its file empty. SKIP names programs to leave out (SKIP=particle: quick
+# checks while iterating).
+# usage: [TIMEOUT=S] [SKIP=NAME] tools/fingerprint.sh COTANGENT OUT
 set -u
 cot=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 mkdir -p "$2"
@@ -15,6 +16,7 @@ limit=${TIMEOUT:-300}
 cd "$(dirname "$0")/.."
 for f in examples/gradbench/*.cot bench/native/kernels.cot; do
   m=$(basename "$f" .cot)
+  [ "$m" = "${SKIP:-}" ] && continue
   for fn in $(sed -n 's/^def \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$f"); do
     timeout "$limit" "$cot" print "$f" "$fn" >"$out/$m.$fn.print" 2>&1
     timeout "$limit" "$cot" print "$f" "$fn" --grad >"$out/$m.$fn.grad.print" 2>&1
