@@ -1,4 +1,4 @@
-// The op-count ratios of the cheap-gradient bound (architecture.md §3, issue 4 item 5) over the
+// The op-count ratios of the cheap-gradient bound (design.md §8.2, issue 4 item 5) over the
 // whole corpus, as a markdown table for docs/benchmarks.md:
 //
 //   ops(value_and_grad f) <= 4 * ops(f) + size(inputs) + size(outputs)

@@ -1,4 +1,4 @@
-// Wall-clock time of the introduction programs of papers/000 (tests/opt/corpus/intro.cot:
+// Wall-clock time of the introduction programs of [Bernstein20] (tests/opt/corpus/intro.cot:
 // `traces`, four traces of diag(x), and `row_col`, the dot product of a row and a column of
 // diag(x)) through the C++ API, for docs/benchmarks.md. bench/torch_intro.py times the same
 // computations in PyTorch, by the same rule, in the same CSV format.
@@ -115,7 +115,7 @@ bool close(double a, double b) {
   return std::abs(a - b) <= 1e-9 * (1.0 + std::abs(b));
 }
 
-// The closed forms of EX-11 and EX-12 (briefs/000).
+// The closed forms of both programs (EX-11 and EX-12 of tests/ad/examples_000_test.cpp).
 void check(const std::string& fn, const Value& x, double value, const Value* grad) {
   const auto d = x.f64_data();
   double want = 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The scaling table and plot of docs/benchmarks.md: builds bench/intro_scaling in build-bench,
-# times the introduction programs of papers/000 in Cotangent (--opt=2 and --opt=0) and in
+# times the introduction programs of [Bernstein20] in Cotangent (--opt=2 and --opt=0) and in
 # PyTorch (bench/torch_intro.py) side by side, one after the other in this run, writes
 # build-bench/results/intro_scaling.{csv,md} and docs/img/intro_scaling.png, and prints the
 # table. Environment: SIZES (default 100,1000,10000), TIMING (extra flags for both timers,

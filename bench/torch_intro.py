@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The introduction programs of papers/000 in PyTorch, timed as bench/intro_scaling.cpp times
+"""The introduction programs of [Bernstein20] in PyTorch, timed as bench/intro_scaling.cpp times
 Cotangent: same inputs, same rule (one untimed warm-up call that checks the result, then
 repeated calls until at least --min-reps runs and --budget seconds, at most --max-reps, none
 started after --max-seconds; median and minimum), same CSV:
@@ -55,7 +55,7 @@ def value_and_grad(f, x):
 
 
 def check(name, x0, value, grad):
-    """The closed forms of EX-11 and EX-12 (briefs/000)."""
+    """The closed forms of both programs (EX-11, EX-12 of tests/ad/examples_000_test.cpp)."""
     if name == "traces":
         want, want_grad = 4.0 * x0.sum(), torch.full_like(x0, 4.0)
     else:

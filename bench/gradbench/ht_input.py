@@ -1,4 +1,4 @@
-"""GradBench's ht inputs from ADBench's hand files (../shared/data/gradbench/ht): the model
+"""GradBench's ht inputs from ADBench's hand files (ht/ in workloads.DATA): the model
 folder (bones.txt: name, parent, the relative and the inverse absolute transform, 16 values
 each; vertices.txt: position, then the count and (bone, weight) pairs of its skinning weights;
 triangles.txt) and hand{i}_t26_c{npts}.txt (npts and the 26 parameters' count, a

@@ -1,4 +1,4 @@
-"""GradBench's default workloads (../shared/notes/gradbench-protocol.md §6), as (eval,
+"""GradBench's default workloads (its evals, design.md §14), as (eval,
 description, input) with the sizes and value distributions GradBench's eval programs use.
 The random streams are numpy's, seeded as GradBench seeds them where it does, but not drawn in
 the same order: the inputs have GradBench's shapes and statistics, not its exact numbers.

@@ -1,6 +1,6 @@
 // The Cotangent C++ API: load a module of the language from a string or a file, look a
 // function up, evaluate it on tensor values, count its operations, print its Core IR,
-// differentiate it (gradients, and the derived functions of language.md §8 as source).
+// differentiate it (gradients, and the derived functions of docs/language.md §8 as source).
 // Errors are values (Result) that carry source locations; nothing here throws or exits (running
 // out of memory is reported as an error too). Result::value() on an error is a programming
 // error: check ok() first.
@@ -38,7 +38,7 @@ struct FunctionInfo {
   bool from_prelude = false;
 };
 
-// Operation counts under the cost model of papers/000: real additions and subtractions,
+// Operation counts under the cost model (docs/language.md §10): real additions and subtractions,
 // multiplications, divisions and negations, and elementwise function calls each cost 1; index
 // arithmetic and data movement are free; work masked by a false Iverson bracket costs 0.
 struct CostReport {
@@ -80,7 +80,7 @@ struct LoadOptions {
 // The names of the optimizer's passes, in pipeline order (for --dump-after).
 std::vector<std::string> optimizer_pass_names();
 
-// The derivative operators of language.md §8.
+// The derivative operators of docs/language.md §8.
 enum class DerivativeKind { Grad, ValueAndGrad, Jvp, Vjp, Jacobian, Hessian };
 
 // Tensors the caller owns, seen without a copy: row-major elements (bool as one byte each); a
@@ -154,14 +154,14 @@ class CompiledFunction {
 };
 
 // A function of a module (Module::get), or a derived function built from one by a derivative
-// operator (derivative(); language.md §8): checked, differentiated and optimized once, then
+// operator (derivative(); docs/language.md §8): checked, differentiated and optimized once, then
 // evaluated, counted, printed, compiled and differentiated again as often as wanted. Copies
 // share it; it keeps what it needs of its module alive. Safe to use from several threads.
 class Function {
  public:
   // The name as the language spells it: "loss", or "jvp(grad(loss, w), w)".
   const std::string& name() const;
-  // Its parameters (a derived function's as language.md §8 gives them: a jvp's tangents are
+  // Its parameters (a derived function's as docs/language.md §8 gives them: a jvp's tangents are
   // named t_NAME, a vjp's cotangent ct) and result type.
   const FunctionInfo& info() const;
   bool is_derived() const;
@@ -238,7 +238,7 @@ class Module {
   // The derived function `kind(fn, wrt...)` as the compiler builds it, printed as print()
   // prints derived functions, followed by what it needs (functions it calls, in operator
   // form, and their bases). `wrt` names the active parameters; empty means every parameter of
-  // real type (language.md §8). Errors: no such function or parameter, a parameter that is not
+  // real type (docs/language.md §8). Errors: no such function or parameter, a parameter that is not
   // real, a result the operator does not accept.
   Result<std::string> print_derivative(const std::string& fn, DerivativeKind kind,
                                        const std::vector<std::string>& wrt = {}) const;

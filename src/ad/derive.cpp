@@ -114,7 +114,7 @@ class Deriver {
     throw std::logic_error("ad: unknown derivative operator");
   }
 
-  // Reverse mode: jvp, unzip, transpose (papers/004).
+  // Reverse mode: jvp, unzip, transpose ([Radul23], design.md §7).
   ir::Function reverse(const ir::Function& f, const std::vector<int>& wrt, ast::DerivKind kind,
                        const std::string& name) {
     ir::Function g = f;

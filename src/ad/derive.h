@@ -1,5 +1,5 @@
-// The AD stage (architecture.md §3): builds the bodies of the derived functions that the
-// derivative operators of a program name (language.md §8), in dependency order.
+// The AD stage (design.md §7): builds the bodies of the derived functions that the
+// derivative operators of a program name (docs/language.md §8), in dependency order.
 //   jvp       forward mode (jvp.h) of the base with its calls inlined;
 //   vjp, grad, value_and_grad
 //             jvp, then unzip into primal and linear parts (unzip.h), then transposition of the

@@ -221,7 +221,7 @@ void Jvp::reduce(const ir::Stmt& s, const ir::ReduceOp& op, TangentMap& tan) {
 }
 
 // max/min: the tangent is the body's tangent at the first position (row-major) where the body
-// attains the extremum, per element for tensor bodies (language.md §6). First the position
+// attains the extremum, per element for tensor bodies (docs/language.md §6.1). First the position
 // key k = min over positions of (pos where body == m, else the number of positions), then
 // sum over positions of select(pos == k, tangent, 0). The key is index arithmetic, an i64
 // (free under the cost model, as the position of a read is); an i64 min of an empty range is
@@ -309,7 +309,7 @@ void Jvp::if_(const ir::Stmt& s, const ir::IfOp& op, TangentMap& tan) {
   ir::Block ecopy = fresh(op.else_branch, {}, {});
   bool any = false;
   // A branch whose results do not depend on the input has exactly zero tangents: strong zeros
-  // (language.md §5.6), as the jacobian's basis gives, so that a partial that is infinite at
+  // (docs/language.md §5.6), as the jacobian's basis gives, so that a partial that is infinite at
   // the point (norm2 at 0) times this branch's tangent is 0, not NaN.
   ir::Block tb = b_.region(
       [&] { return region_tangents(std::move(tcopy), tan, s.results, &any, /*strong=*/true); });

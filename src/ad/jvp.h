@@ -1,4 +1,4 @@
-// Forward mode (architecture.md §3): a structural pass over Core IR that emits, after each
+// Forward mode (design.md §7.2): a structural pass over Core IR that emits, after each
 // statement whose value depends on the active inputs, the statement's tangent, using the
 // primitive table's rules. Inactive statements get no tangent code (symbolic zeros).
 //

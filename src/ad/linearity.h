@@ -1,5 +1,5 @@
-// The linearity checker (papers/004 §4.4): verifies that code computing tangents is linear in
-// its tangent inputs, the property transposition relies on. A tangent may be added,
+// The linearity checker ([Radul23] §4.4, design.md §7.5): verifies that code computing tangents is
+// linear in its tangent inputs, the property transposition relies on. A tangent may be added,
 // subtracted, negated, scaled by a non-tangent, converted between f32 and f64, selected by a
 // non-tangent condition, indexed, summed and carried through regions and loops; it may never
 // be multiplied by another tangent, fed to a non-linear primitive, used as an index, a guard

@@ -2,7 +2,7 @@
 // combined loop body (from jvp) the saving primal loop should stack per iteration so that the
 // linear loop reads them instead of computing them again. Only costly elementwise functions
 // (cost kind Call: exp, log, tanh, sigmoid, ...) are worth a store and a load per element; the
-// rest of the primal work is recomputed (architecture.md §3).
+// rest of the primal work is recomputed (design.md §7.3).
 #pragma once
 
 #include <vector>

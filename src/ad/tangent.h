@@ -31,7 +31,7 @@ using TangentMap = std::unordered_map<ir::VarId, Tangent>;
 // Types are taken by value: they often come from the function's variable table, which
 // building new statements may reallocate.
 ir::Atom zeros(ir::Builder& b, Type t);
-// Strong zeros of type t (language.md §5.6): real leaves computed under a false guard, so that
+// Strong zeros of type t (docs/language.md §5.6): real leaves computed under a false guard, so that
 // 0 times an infinite or NaN partial stays 0. Other leaves are ordinary zeros.
 ir::Atom strong_zeros(ir::Builder& b, Type t);
 // The tangent as a value of type t, the primal type (zeros where it is symbolically zero;

@@ -1,6 +1,6 @@
-// Unzip (linearize, papers/004): the jvp's statements split into a primal part, which computes
-// values and the residuals the derivative needs, and a linear part, which maps tangents to the
-// output tangent. Statements that compute tangents go to the linear part; the rest are primal.
+// Unzip ([Radul23] §6, design.md §7.3): the jvp's statements split into a primal part, which
+// computes values and the residuals the derivative needs, and a linear part, which maps tangents to
+// the output tangent. Statements that compute tangents go to the linear part; the rest are primal.
 // A loop whose state carries tangents (a combined loop from jvp) is split into a saving primal
 // loop, which stacks its states per iteration, and a linear loop over the same iterations that
 // reads the stacks; the transposer runs that loop backwards.
@@ -14,7 +14,7 @@
 
 namespace cot::ad {
 
-// What is saved and what is recomputed (architecture.md §3). The default: region bodies
+// What is saved and what is recomputed (design.md §7.3, §7.9). The default: region bodies
 // (gen, sum, guard, if, accum) are recomputed in the linear part from the values they read,
 // never materialized as residual tensors; loops save their state at every iteration, and the
 // costly values of their bodies (save_costly_values).

@@ -21,7 +21,7 @@ struct Span {
   static Span cover(Span a, Span b);
 };
 
-// The largest source text accepted (language.md §9): spans hold 32-bit offsets, every token
+// The largest source text accepted (docs/language.md §2): spans hold 32-bit offsets, every token
 // costs memory, and a bound makes a wrong path such as /dev/zero an error, not memory exhausted.
 // Real programs are a few hundred kilobytes at most.
 inline constexpr size_t kMaxSourceBytes = size_t{16} << 20;

@@ -1,4 +1,4 @@
-// The tokens of the surface language (language.md §2). Newlines are not tokens: each token
+// The tokens of the surface language (docs/language.md §2). Newlines are not tokens: each token
 // records whether it starts a line, and the parser decides where that ends a statement.
 #pragma once
 
@@ -197,7 +197,7 @@ struct KeywordSpelling {
   TokenKind kind;
 };
 
-// The reserved words (language.md §2) and their tokens. `accum` is not among them: it is
+// The reserved words (docs/language.md §2) and their tokens. `accum` is not among them: it is
 // recognized by the parser from context (an identifier spelled `accum` followed by a shape and
 // binders), so it remains an ordinary name elsewhere.
 inline constexpr KeywordSpelling kKeywordSpellings[] = {

@@ -1,5 +1,5 @@
 // Generators, reductions and accumulations, and the extents of their index variables: written
-// (`for i: n + 1. e`) or inferred from whole-index uses in the body (language.md §5).
+// (`for i: n + 1. e`) or inferred from whole-index uses in the body (docs/language.md §5.4).
 #include "check/function_checker.h"
 
 namespace cot::check {

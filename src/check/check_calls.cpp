@@ -1,4 +1,4 @@
-// Calls: built-in functions (language.md §6), functions of the module and the prelude, and
+// Calls: built-in functions (docs/language.md §6), functions of the module and the prelude, and
 // derivative operators (§8), each of which names a new derived function.
 #include <algorithm>
 #include <cmath>

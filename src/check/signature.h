@@ -1,6 +1,6 @@
 // Function signatures: parameter and result types with symbolic shapes, where size variables
 // are bound, instantiation at a call site, and the signatures of derived functions
-// (language.md §8).
+// (docs/language.md §8).
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-// The loop IR (architecture.md §6): what Core IR lowers to before C++ is emitted. Imperative and
+// The loop IR (design.md §10): what Core IR lowers to before C++ is emitted. Imperative and
 // explicit about memory: scalar locals, pointer locals into buffers, counted and open loops,
 // stores, and checks that fail with a numbered site. Every tensor lives in a buffer that one
 // Alloc creates (the memory plan gives static-sized buffers an offset in one arena; others come

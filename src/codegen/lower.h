@@ -1,5 +1,5 @@
-// Lowering (architecture.md §6): a call-free Core IR function, specialized to the concrete sizes
-// of one call, to the loop IR in destination-passing style (papers/002 §5.10): every statement
+// Lowering (design.md §10): a call-free Core IR function, specialized to the concrete sizes
+// of one call, to the loop IR in destination-passing style ([Shaikhha22] §5.3): every statement
 // that builds a tensor writes into a destination its consumer provides (a generator's slot in
 // its parent, a loop's next state, the caller's result buffer) or into a fresh buffer; reads of
 // slices are views, never copies. Index checks are emitted only where interval reasoning over

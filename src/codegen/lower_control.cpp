@@ -13,7 +13,7 @@ std::vector<Val> Lowerer::slots_for(const ir::Stmt& s, bool masked) {
   std::vector<Val> slots;
   for (ir::VarId v : s.results) {
     const Type& t = f_.type_of(v);
-    // A mask where the value may be a strong zero (language.md §5.6).
+    // A mask where the value may be a strong zero (docs/language.md §5.6).
     const bool mask = masked && flow_.may_be_whole(v);
     if (t.is_tensor()) {
       Val x = alloc_for(v, s.span, interp::SizeRule::Tensor, 0, true);
@@ -154,7 +154,7 @@ Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op) 
     const Type& t = f_.type_of(op.state[k]);
     const std::string hint = c_hint(op.state[k]);
     if (t.is_tuple) throw Unsupported{"a loop state of tuple type"};
-    // A strong zero in the state stays one (language.md §5.6): a mask local
+    // A strong zero in the state stays one (docs/language.md §5.6): a mask local
     // where the value may be one, element marks where its elements may be.
     const bool marks = needs_marks(op.state[k]);
     if (t.is_tensor()) {

@@ -142,7 +142,7 @@ bool Lowerer::interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ex
   // Lanes: when the block's inner extent is too short to fill a vector and the terms read
   // consecutive elements along the sum's last index j, each sum keeps kLanes partial sums
   // (lane l adds the terms with j = l mod kLanes, in order), added up at the end: the inner
-  // loop runs along j, vectorized. The terms are reassociated (language.md §7 allows it);
+  // loop runs along j, vectorized. The terms are reassociated (docs/language.md §7 allows it);
   // every other sum adds in the interpreter's order.
   // (Lanes bind j inside the block's loops, so a triangle's guard cannot bound those.)
   const ir::VarId last = red->ivars.back().var;

@@ -263,7 +263,7 @@ std::optional<Pred> Lowerer::empty_sum_pred(const ir::ReduceOp& red,
   for (const ir::IndexVar& iv : red.ivars) {
     std::optional<int64_t> e = known_extent(iv.extent);
     if (!e) return std::nullopt;
-    // Over an empty range the sum is 0 but an ordinary one (language.md §5.6).
+    // Over an empty range the sum is 0 but an ordinary one (docs/language.md §5.6).
     if (*e <= 0) return Pred::falsity();
     cs.push_back(Affine::var(iv.var));
     auto hi = Affine::add(Affine::constant(*e - 1), Affine::var(iv.var, -1));

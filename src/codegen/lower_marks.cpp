@@ -1,4 +1,4 @@
-// Lowering: strong zeros kept in tensors and masks (language.md §5.6).
+// Lowering: strong zeros kept in tensors and masks (docs/language.md §5.6).
 #include <string>
 
 #include "codegen/lowerer.h"

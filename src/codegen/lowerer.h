@@ -2,7 +2,7 @@
 // (lower.h, docs/design.md §10). A private header of codegen/: the methods are defined across the
 // lower_*.cpp files, one concern each. Values are `Val`s: a scalar expression, a view of a tensor
 // (pointer, offset, concrete dims), or a tuple of them, each with the strong-zero mask the
-// interpreter keeps (language.md §5.6: a product with a strong zero is 0 even when the other
+// interpreter keeps (docs/language.md §5.6: a product with a strong zero is 0 even when the other
 // factor is infinite), tracked only where one can arise.
 #pragma once
 
@@ -168,7 +168,7 @@ class Lowerer {
   // interpreter allocates a false guard's zeros.
   void assign_zero(const Val& slot, Span span);
 
-  // --- strong zeros kept in tensors (language.md §5.6) (lower_marks.cpp) ---
+  // --- strong zeros kept in tensors (docs/language.md §5.6) (lower_marks.cpp) ---
   // Whether the tensor bound to v keeps marks: some element may be a strong zero.
   // Only where an element may be read: the function's result gives the caller plain numbers.
   bool needs_marks(ir::VarId v) const;
@@ -477,7 +477,7 @@ class Lowerer {
   };
   Integers ints_;
 
-  // Strong zeros (language.md §5.6): what is known of where they can be.
+  // Strong zeros (docs/language.md §5.6): what is known of where they can be.
   struct StrongZeros {
     std::set<LocalId> never_strong;  // mask locals that cannot hold a strong zero
     std::set<LocalId> marks_set;     // mark buffers some write may set to 1

@@ -1,4 +1,4 @@
-// The memory plan (architecture.md §6): every buffer of a size known at compile time gets an
+// The memory plan (design.md §10): every buffer of a size known at compile time gets an
 // offset in one arena, allocated once per call, and two buffers share bytes when their live
 // ranges do not overlap. A buffer is live from its Alloc to the last use of any pointer that
 // may point into it (views, and the swapped current/next buffers of a loop's state), and a use

@@ -1,4 +1,4 @@
-// A GradBench eval as the tool sees it (../shared/notes/gradbench-protocol.md §6): which
+// A GradBench eval as the tool sees it (design.md §14): which
 // function of the eval's program answers each of the eval's function names, how the eval's
 // JSON input becomes the arguments, and how the result becomes the output shape the eval's
 // validator expects. One file per eval (hello.cpp, ...); evals.cpp lists them.

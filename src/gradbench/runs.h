@@ -1,4 +1,4 @@
-// GradBench's Runs convention (../shared/notes/gradbench-protocol.md §2): call a function until
+// GradBench's Runs convention (design.md §14): call a function until
 // it has run at least `min_runs` times and for at least `min_seconds` in all, timing each call.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The tool side of GradBench's JSON-lines protocol (../shared/notes/gradbench-protocol.md §2):
+// The tool side of GradBench's JSON-lines protocol (design.md §14):
 // `start`, `define` (load the eval's program from examples/gradbench), `evaluate` (the eval's
 // input to arguments, compiled code for their shapes, the Runs loop, the eval's output shape)
 // and `analysis`. One response per message; bad messages, failing programs, sizes over the

@@ -18,10 +18,11 @@ namespace cot::interp {
 struct Frame {
   const ir::Function* fn;
   std::vector<cotangent::Value> vals;
-  // Why the slot holds a zero that the cost model does not charge to add (rule 4.24): 0 for an
-  // ordinary value; kStrongZero when a guard whose predicate was false bound it, or a sum all
-  // of whose terms were such (a strong zero, which stays one through products, language.md
-  // §5.6); kEmptySum for a sum over an empty range (free to add, an ordinary 0 as a factor).
+  // Why the slot holds a zero that the cost model does not charge to add ([Bernstein20] rule
+  // 4.24): 0 for an ordinary value; kStrongZero when a guard whose predicate was false bound it,
+  // or a sum all of whose terms were such (a strong zero, which stays one through products,
+  // docs/language.md §5.6); kEmptySum for a sum over an empty range (free to add, an ordinary 0
+  // as a factor).
   static constexpr uint8_t kStrongZero = 1;
   static constexpr uint8_t kEmptySum = 2;
   std::vector<uint8_t> masked;

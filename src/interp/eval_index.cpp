@@ -53,7 +53,7 @@ bool Machine::run_index(const ir::Stmt& s, const ir::IndexOp& op) {
     }
     offset = offset * shape[d] + i;  // below numel(shape), so it cannot overflow
   }
-  // A stored strong zero is read back as one (language.md §5.6).
+  // A stored strong zero is read back as one (docs/language.md §5.6).
   const uint8_t whole = frame_->mask(op.tensor.var);
   const MarksP& marks = frame_->marks_of(op.tensor.var);
   if (k == 0) {

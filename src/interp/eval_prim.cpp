@@ -196,7 +196,7 @@ bool Machine::run_prim(const ir::Stmt& s, const ir::PrimOp& op) {
         break;
     }
   }
-  // Mask propagation (papers/000 §5.4, language.md §5.6): a product with a strong zero, a
+  // Mask propagation ([Bernstein20] §5.4, docs/language.md §5.6): a product with a strong zero, a
   // strong zero divided by anything and its negation are strong zeros, 0 whatever the other
   // operand (an ordinary 0 times inf or NaN is NaN). So the derivative of a guarded value is
   // 0 where its guard fails, even where the unguarded value's derivative is infinite.

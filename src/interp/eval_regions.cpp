@@ -149,7 +149,7 @@ bool Machine::run_reduce_scalar(const ir::Stmt& s, const ir::ReduceOp& op, Scala
                  : dtype == DType::F32 ? Value::f32(acc32)
                                        : Value::i64(acci);
   // A sum with no live term is free to add, so sums of sums cost what the joint sum costs
-  // (papers/000, rule 4.30: nested sums under one guard are costed jointly); it is a strong
+  // ([Bernstein20] rule 4.30: nested sums under one guard are costed jointly); it is a strong
   // zero when some term was one, else (an empty range) an ordinary 0 as a factor.
   frame_->bind_masked(s.results[0], std::move(result), sum_mask(is_sum, live, strong));
   return true;
@@ -388,7 +388,7 @@ bool Machine::run_loop(const ir::Stmt& s, const ir::LoopOp& op) {
   Value scratch;
   // The state lives in the state variables' slots; the next state is staged in `next` because
   // the body may yield the state variables themselves in another order. A strong zero in the
-  // state stays one (language.md §5.6).
+  // state stays one (docs/language.md §5.6).
   std::vector<Value> next(n);
   std::vector<MaskAndMarks> next_marks(n);
   auto stage_from = [&](const std::vector<ir::Atom>& from) {

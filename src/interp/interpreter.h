@@ -1,8 +1,8 @@
-// The reference interpreter: the semantics of language.md §5-§7 on Core IR, checked (indices,
+// The reference interpreter: the semantics of docs/language.md §5-§7 on Core IR, checked (indices,
 // shapes, integer overflow) and deterministic. It also counts operations under the cost model of
-// papers/000 (brief 000 §3): each real add/subtract, multiply/divide/negate and elementwise
-// function call costs 1; index arithmetic, comparisons and data movement are free; work masked
-// by a false guard costs nothing; a sum of t live terms costs t - 1 additions.
+// docs/language.md §10 ([Bernstein20] §4.3): each real add/subtract, multiply/divide/negate and
+// elementwise function call costs 1; index arithmetic, comparisons and data movement are free; work
+// masked by a false guard costs nothing; a sum of t live terms costs t - 1 additions.
 #pragma once
 
 #include <cstdint>

@@ -32,7 +32,7 @@ class Machine {
   // Runs `fn` on `args`. `call_span` is the calling statement's span, or invalid for the entry
   // point, in which case argument errors point at the parameters' declarations.
   // `arg_marks` (when not null) are the arguments' strong-zero marks, and `result_marks` gets
-  // the result's: a call keeps them as inlining it would (language.md §5.6).
+  // the result's: a call keeps them as inlining it would (docs/language.md §5.6).
   bool call(const ir::Function& fn, const std::vector<cotangent::Value>& args, Span call_span,
             cotangent::Value& result, const std::vector<MaskAndMarks>* arg_marks = nullptr,
             MaskAndMarks* result_marks = nullptr);

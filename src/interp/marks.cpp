@@ -1,4 +1,4 @@
-// Strong-zero marks of stored values (interp/marks.h, language.md §5.6).
+// Strong-zero marks of stored values (interp/marks.h, docs/language.md §5.6).
 #include "interp/marks.h"
 
 #include <algorithm>

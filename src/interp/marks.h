@@ -1,4 +1,4 @@
-// Strong zeros kept in storage (language.md §5.6): which elements of a tensor, or which
+// Strong zeros kept in storage (docs/language.md §5.6): which elements of a tensor, or which
 // components of a tuple, are strong zeros. A slot's own mask byte (Frame::masked) says what the
 // whole value is; its Marks, when present, say it element by element, so that a strong zero
 // stored by a generator, a sum, an accum, a loop's state or its saved states, a tuple or a call
@@ -40,7 +40,7 @@ class MarksBuilder {
   bool any_ = false;
 };
 
-// A sum's elementwise marks (language.md §5.6, a tensor-valued sum or an accum): element k is
+// A sum's elementwise marks (docs/language.md §5.6, a tensor-valued sum or an accum): element k is
 // a strong zero when some term put there was one and none was live.
 class SumMarks {
  public:

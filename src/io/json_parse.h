@@ -12,7 +12,7 @@
 
 namespace cotangent::io {
 
-// The largest JSON input read (language.md §9): about 50 million numbers. Larger tensors are
+// The largest JSON input read (docs/language.md §9): about 50 million numbers. Larger tensors are
 // read from .npy files, which need no parsing and no DOM.
 inline constexpr size_t kMaxJsonBytes = size_t{1} << 30;
 

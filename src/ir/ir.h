@@ -1,4 +1,4 @@
-// Core IR ("Tensor SSA"): A-normal form with nested regions (architecture.md §2).
+// Core IR ("Tensor SSA"): A-normal form with nested regions (design.md §4).
 //
 // A Function has typed parameters, size variables and a body Block. A Block is a list of
 // statements, each binding fresh variables (single assignment) to one operation whose operands
@@ -109,7 +109,7 @@ struct LoopOp {
   Atom count;       // for-form: the trip count (i64)
   Block cond;       // while-form: yields one bool, may read the state
   Block body;
-  // A saving loop (made by AD's unzip for reverse mode, architecture.md §3): besides the final
+  // A saving loop (made by AD's unzip for reverse mode, design.md §7.3): besides the final
   // state it binds the number of iterations it ran, T (an i64), and for each state variable the
   // stack of its values at the start of every iteration, a tensor of shape [T] ++ its shape.
   // Results: state.size() final values, then T, then state.size() stacks. T is a dynamic size
@@ -182,7 +182,7 @@ struct SizeVar {
   int dim = 0;            // dimension index
 };
 
-// How a derived function is obtained from another (language.md §8).
+// How a derived function is obtained from another (docs/language.md §8).
 struct Derivation {
   ast::DerivKind kind;
   std::string base;      // the function differentiated
@@ -222,7 +222,7 @@ Type atom_type(const Function& f, const Atom& a);
 
 // `hint`, or `hint_2`, `hint_3`, ... : the first not in `taken`. Names the parameters a derived
 // function adds (a jvp's `t_x`, a vjp's `ct`) so that they never repeat one of the base's
-// (language.md §8: derived functions are called by parameter name from the Python package).
+// (docs/language.md §8: derived functions are called by parameter name from the Python package).
 std::string unique_name(const std::vector<std::string>& taken, const std::string& hint);
 // The names of f's parameters, in order.
 std::vector<std::string> param_names(const Function& f);

@@ -401,7 +401,7 @@ class FunctionPrinter {
       } else {
         r += " for " + names_(l->iter) + " < " + atom(l->count);
       }
-      // A saving loop binds (final state..., T, stacks...), see LoopOp and language.md §12.11.
+      // A saving loop binds (final state..., T, stacks...), see LoopOp and docs/language.md §12.11.
       if (l->saves_states) r += " saving";
       return r + " " + braced(l->body, level);
     }

@@ -1,4 +1,4 @@
-// Prints Core IR back as valid source in the surface language (architecture.md §1): printing a
+// Prints Core IR back as valid source in the surface language (design.md §4): printing a
 // function, parsing the text again and evaluating it gives the same values.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Where a function's strong zeros (language.md §5.6) can be: an over-approximation, by a
+// Where a function's strong zeros (docs/language.md §5.6) can be: an over-approximation, by a
 // fixpoint over the statements (a loop's state may become one in a later iteration). The
 // native backend keeps masks only where this says one can arise (codegen/lower.cpp); the
 // interpreter keeps them dynamically and needs no analysis.

@@ -1,5 +1,5 @@
-// Common-subexpression elimination (pass "cse"; the hash-consing of papers/000's Tensor SSA,
-// briefs/000 §4.4: the identity of a value is the syntax of its right-hand side).
+// Common-subexpression elimination (pass "cse"; the hash-consing of [Bernstein20]'s Tensor SSA,
+// §5.4: the identity of a value is the syntax of its right-hand side).
 //
 // Two statements with the same operation on the same operands, the first dominating the second
 // (earlier in the same block, or earlier in an enclosing block), compute the same values: every

@@ -1,11 +1,11 @@
-// Producer-consumer fusion (pass "fuse", architecture.md §5): a read X[a1..ak] of a tensor bound
+// Producer-consumer fusion (pass "fuse", design.md §8): a read X[a1..ak] of a tensor bound
 // by a generator X = for i1..ik. e becomes e[i := a], the body copied at the read (a read with
 // fewer indices becomes a generator over the remaining index variables; a read with more indices
 // reads the copied body's value). This also fuses reductions with their producers:
 // sum i. X[i] * Y[i] reads the elements where they are computed.
 //
 // Fusion is applied only when the cost model says it duplicates no work and the read is
-// provably in bounds (papers/000 §5.3: (5.21) needs the access to be in bounds; a read out of
+// provably in bounds ([Bernstein20] rule 5.21 needs the access to be in bounds; a read out of
 // range must still fail):
 //  (a) the producer's body is cost-free (static_cost.h) and does constant work per element (no
 //      nested generator, reduction, scatter or loop), e.g. diag(x) = for i, j. [i == j] * x[i]:

@@ -1,4 +1,4 @@
-// Generator push-out (pass "gen-pushout", papers/000 §5.3, briefs/000 §4.3, rules 5.21-5.23):
+// Generator push-out (pass "gen-pushout", [Bernstein20] §5.3, rules 5.21-5.23):
 //  (5.23) [p] * (for i. e)  ==>  for i. [p] * e      a guard whose body yields one generator
 //         becomes a generator of guarded elements (statements of the guard body that the
 //         generator reads stay under an outer guard, computed once); applied when the guard's

@@ -1,5 +1,5 @@
-// Iverson-bracket simplification (pass "iverson"; papers/000 §4.3 rule 5.24 and the cost
-// discussion of §3 in briefs/000). Guards are rewritten under what is known where they stand:
+// Iverson-bracket simplification (pass "iverson"; [Bernstein20] rule 5.24, under its cost model,
+// §4.3). Guards are rewritten under what is known where they stand:
 // the ranges 0 <= i < extent of the enclosing index variables (gen, reduce, accum), the
 // counters of enclosing for-loops, and the affine constraints of the enclosing guards.
 //

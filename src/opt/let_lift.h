@@ -1,5 +1,5 @@
-// Let-lifting (pass "let-lift"; papers/000 §5.1, briefs/000 §4.1, rules 5.1–5.10, with the
-// generator absorption 5.27 of §4.4), in the A-normal form of Core IR.
+// Let-lifting (pass "let-lift"; [Bernstein20] §5.1, rules 5.1–5.10, with the generator
+// absorption 5.27 of §5.4), in the A-normal form of Core IR.
 //
 // What the rules become in ANF: Core IR binds every intermediate value with a let at block
 // level, so a let can no longer sit inside an operand: 5.1–5.5, 5.8 and 5.10 (a let under +, *,
@@ -18,7 +18,7 @@
 //      for I. [p] * for J. e      ==>  for I, J. [p] * e    (5.27 with 5.23; p cannot mention J)
 //      sum I. sum J. e            ==>  sum I, J. e          (scalar real sums)
 //      sum I. [p] * sum J. e      ==>  sum I, J. [p] * e    (the sum and its guard as one unit,
-//                                                            briefs/000 §4 preamble)
+//                                                            as rule 4.30 costs them)
 //    A sum flattens only when it is a scalar real (f64, f32) sum of a scalar sum: its cost is
 //    the joint sum's (t live terms cost t − 1 additions either way, an inner sum with no live
 //    term being a strong zero, src/interp/eval_regions.cpp); the values differ only by the

@@ -279,7 +279,7 @@ std::optional<GuardPlan> plan_guard_hoist(const ir::Function& f, const Region& r
     }
     // Only what the guard's body still needs moves; something costly that repeats work (a
     // region) must: scalar work under a guard is left where it is (a one-hot [j == 0] * e runs
-    // once anyway, and the printed derivatives keep the paper's index structure).
+    // once anyway, and the printed derivatives keep [UrbanSmagt]'s index structure).
     std::unordered_set<VarId> needed;
     for (const auto& a : gb.results) {
       if (a.is_var) needed.insert(a.var);

@@ -80,7 +80,7 @@ void collect_defs(const Block& b, std::unordered_map<VarId, const Stmt*>& defs) 
   }
 }
 
-// Whether an atom's value is certainly not a strong zero (language.md §5.6): a literal, a
+// Whether an atom's value is certainly not a strong zero (docs/language.md §5.6): a literal, a
 // parameter, a read, a generator, a size, an index or loop variable, or arithmetic on such
 // values. A loop state kept in a tensor loses its mask, so only such states may be batched.
 bool ordinary(const ir::Function& f, const std::unordered_map<VarId, const Stmt*>& defs,

@@ -22,8 +22,8 @@
 // per-point generator (read once per step). L's body and prelude must not fail (every read
 // provably in range, no integer arithmetic that may overflow, no calls, no nested loops) and
 // hold no guard, and L's initial state is not a strong zero: the batched loop runs the points'
-// steps in another order and keeps the state in a tensor, which holds no masks (language.md
-// §5.6), so an error or a strong zero could otherwise show differently.
+// steps in another order and keeps the state in a tensor, which holds no masks
+// (docs/language.md §5.6), so an error or a strong zero could otherwise show differently.
 #pragma once
 
 #include <optional>

@@ -552,9 +552,9 @@ class Fission : public ir::Rewriter<Fission> {
   }
 
   // A generator (not the body's result) that the body reads again per point of a region nested
-  // in it is materialized even when it depends on every index variable of the path: papers/000
-  // (5.6)/(5.7) in full, so that its elements are reads of a table, where reverse mode's
-  // gathers find them, and not rows recomputed per point of a gather.
+  // in it is materialized even when it depends on every index variable of the path:
+  // [Bernstein20] (5.6)/(5.7) in full, so that its elements are reads of a table, where reverse
+  // mode's gathers find them, and not rows recomputed per point of a gather.
   static bool row_of_a_contraction(const Block& body, size_t i, bool result_used) {
     const Stmt& s = body.stmts[i];
     if (s.as<ir::GenOp>() == nullptr || result_used) return false;

@@ -1,4 +1,4 @@
-// Loop fission with materialization (papers/000 5.6/5.7), run by let-lifting (let_lift.h)
+// Loop fission with materialization ([Bernstein20] rules 5.6/5.7), run by let-lifting (let_lift.h)
 // after flattening. For reverse-mode code that recomputes a primal
 // value inside the gather of every adjoint element:
 //      for j. sum r. { let a = sum i. X[r, i] * w[i]; a * X[r, j] }
@@ -26,7 +26,7 @@
 // is a row of a contraction: a generator (not the body's result) that a region nested in the
 // body reads again per point (a gen or reduce whose index variables the read does not use, or
 // a loop), as xc in sum r. sum c. Q[r, c] * xc[c]. Such a row becomes a table over the path's
-// index variables too (papers/000 5.6/5.7 in full) and its element reads xc[c] read H[I, c]:
+// index variables too ([Bernstein20] 5.6/5.7 in full) and its element reads xc[c] read H[I, c]:
 // reverse mode's gathers then read its elements instead of recomputing the row per point,
 // and fusion, seeing each element read per point of that region, leaves the table. Among the
 // invariant statements (single result, not a tuple, not a loop, binding and naming no dynamic

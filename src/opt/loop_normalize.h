@@ -1,5 +1,5 @@
-// Loop normalization (pass "loop-normalize"): the rules (f) of papers/002 (briefs/002 §5.6) for
-// `ifold`, on Core IR's LoopOp (state, counter, trip count):
+// Loop normalization (pass "loop-normalize"): the rules of [Shaikhha22] Fig. 8f for `ifold`
+// ((f).k is the figure's k-th rule), on Core IR's LoopOp (state, counter, trip count):
 //  - (f).3, per state component: a component whose next value is itself (`s_k` yields `s_k`)
 //    or its own initial value never changes. It leaves the state: its uses in the body and the
 //    condition read the initial value, a free variable of the loop, and so does the loop's
@@ -20,8 +20,8 @@
 //    The range test replaces the paper's side condition 0 <= e0 < n (integer comparisons are
 //    free), so no range analysis is needed and the rewrite is exact; the one iteration kept is
 //    one the original ran, with the same state, so no new error can appear.
-//  - (g), fission followed by tuple elimination, is dead-code elimination of loop state in our
-//    IR (dce.h): a component no used result depends on is dropped there.
+//  - (g) (Fig. 8g), fission followed by tuple elimination, is dead-code elimination of loop
+//    state in our IR (dce.h): a component no used result depends on is dropped there.
 // Saving loops (LoopOp::saves_states) are left exactly as they are, since their stacks and
 // iteration count are read by the reverse pass; loops nested in their bodies are normalized.
 // Every rule keeps or lowers the interpreter's op count.

@@ -1,4 +1,4 @@
-// Pair elimination (pass "pair-elim"; papers/000 §5.2, briefs/000 §4.2, rules 5.11–5.20), in
+// Pair elimination (pass "pair-elim"; [Bernstein20] §5.2, rules 5.11–5.20), in
 // Core IR:
 //  - 5.11: a projection of a tuple built by a TupleOp of the function is the element:
 //    `p = proj(t, k)` with `t = tuple(a0, ..., an)` is dropped and its uses read `ak`

@@ -115,8 +115,8 @@ class PartialEvaluator {
     out.push_back(std::move(s));
   }
 
-  // sum I. e with e not reading I -> [|I| >= 1] * (|I| * e): the body runs once (papers/002's
-  // factoring, e * 1 + ... + e * 1 ~> e * (1 + ... + 1)). The guard keeps the empty sum a
+  // sum I. e with e not reading I -> [|I| >= 1] * (|I| * e): the body runs once ([Shaikhha22]'s
+  // factoring, Fig. 8b: e * 1 + ... + e * 1 ~> e * (1 + ... + 1)). The guard keeps the empty sum a
   // strong zero (0, where 0 * e is NaN for an infinite e) and its body unevaluated.
   bool invariant_sum(ir::Stmt& s, ir::ReduceOp& r, const Facts& facts, std::vector<ir::Stmt>& out) {
     if (r.kind != ir::ReduceKind::Sum || r.body.results.size() != 1 || s.results.size() != 1) {

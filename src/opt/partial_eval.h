@@ -1,13 +1,15 @@
-// Partial evaluation (pass "partial-eval"): the rules of papers/001 (briefs/001 §7, Fig. 12 and
-// the extra rules X1–X9) that apply to Core IR, with loops evaluated where their trip count is
-// a literal.
+// Partial evaluation (pass "partial-eval"): the rules of [HuotShaikhha] §5 that apply to Core IR,
+// with loops evaluated where their trip count is a literal. O1–O19 are the optimizations of its
+// Fig. 12, in the figure's order; X1–X9 are rules its derivations of the introduction's
+// gradients use without listing them (App. A.6).
 //
 // Implemented here:
-//   loops   (§7.1 PE, and E7's unrolled reduce) a non-saving for-loop with a literal trip count
-//           <= 0 is its initial state; with trip count 1 it is its body, once, with the state
-//           := init and the counter := 0; a for-loop whose body yields its state unchanged is
-//           its initial state; a state variable that every iteration yields unchanged is its
-//           initial value after any non-saving loop (the loop's result is replaced by init)
+//   loops   (§5.1's partial evaluation step; reduce unrolled, Prop. A.3) a non-saving for-loop
+//           with a literal trip count <= 0 is its initial state; with trip count 1 it is its
+//           body, once, with the state := init and the counter := 0; a for-loop whose body
+//           yields its state unchanged is its initial state; a state variable that every
+//           iteration yields unchanged is its initial value after any non-saving loop (the
+//           loop's result is replaced by init)
 //   O16     if c then a else a -> a: an if result that both branches yield as the same atom,
 //           bound outside the branches, is that atom
 //   O7, X1  map (x. x) A -> A: `for I. A[I]` over A's whole shape is A

@@ -1,4 +1,4 @@
-// An optimizer pass (architecture.md §5): a pure function from one function of a program to a
+// An optimizer pass (design.md §8): a pure function from one function of a program to a
 // new function that computes the same values, with a postcondition that says what normal form
 // the pass leaves behind. The pipeline (pipeline.h) runs passes by name, verifies the IR after
 // each one and checks its postcondition; a broken invariant is a compiler bug, never a user

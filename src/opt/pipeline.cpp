@@ -29,22 +29,23 @@ namespace cot::opt {
 
 const std::vector<Pass>& pipeline_passes() {
   // The order of one round. Inlining first, so every later pass sees one region tree; the
-  // normal forms of papers/000 §5 next; then fusion, which exposes brackets to simplify and
+  // normal forms of [Bernstein20] §5 next; then fusion, which exposes brackets to simplify and
   // statements to sink into guards; code motion; and the clean-ups last, which remove what
   // the others left dead. Rounds repeat until one changes nothing.
   static const std::vector<Pass> kPasses = {
       {"inline", 2, inline_functions, no_inlinable_calls,
        "replace calls by the callee's body, transitively"},
       {"let-lift", 2, let_lift, let_lift_postcondition,
-       "flatten nested generators and sums into one region (papers/000 5.1-5.10, 5.27)"},
+       "flatten nested generators and sums into one region ([Bernstein20] 5.1-5.10, 5.27)"},
       {"pair-elim", 2, eliminate_pairs, pair_elim_postcondition,
-       "project tuples built in the function to their elements (papers/000 5.11-5.20)"},
+       "project tuples built in the function to their elements ([Bernstein20] 5.11-5.20)"},
       {"simplify", 1, simplify_algebra, simplify_postcondition,
        "fold constants, drop algebraic identities, propagate strong zeros"},
       {"partial-eval", 2, partially_evaluate, partial_eval_postcondition,
-       "evaluate what is known at compile time: loops of 0 or 1 trips, constant ifs (papers/001)"},
+       "evaluate what is known at compile time: loops of 0 or 1 trips, constant ifs "
+       "([HuotShaikhha])"},
       {"gen-pushout", 2, push_out_generators, gen_pushout_postcondition,
-       "move guards inside generators and reads inside guards (papers/000 5.21-5.23)"},
+       "move guards inside generators and reads inside guards ([Bernstein20] 5.21-5.23)"},
       {"output-fission", 2, split_outputs, output_fission_postcondition,
        "materialize a generator's costly per-point value so its elements can be fused"},
       {"fuse", 2, fuse_producers, fuse_postcondition,
@@ -60,7 +61,7 @@ const std::vector<Pass>& pipeline_passes() {
       {"licm", 2, hoist_invariants, licm_postcondition,
        "hoist loop-invariant statements out of generators, reductions and loops"},
       {"loop-normalize", 2, normalize_loops, loop_normalize_postcondition,
-       "drop invariant loop state, unroll loops of 0 or 1 trips (papers/002)"},
+       "drop invariant loop state, unroll loops of 0 or 1 trips ([Shaikhha22])"},
       {"if-merge", 2, merge_ifs, if_merge_postcondition,
        "merge the ifs of a block on one condition; fold branches on a condition already known"},
       {"cse", 1, eliminate_common_subexpressions, cse_postcondition,

@@ -1,4 +1,4 @@
-// The optimizer's named pipeline (architecture.md §5): the passes in order, each a pure function
+// The optimizer's named pipeline (design.md §8): the passes in order, each a pure function
 // with a postcondition, run to a fixed point at an optimization level. After every pass the IR
 // verifier and the pass's postcondition run; a failure names the pass and is a compiler bug.
 //

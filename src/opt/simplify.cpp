@@ -291,7 +291,7 @@ class Simplifier {
         }
         break;
       case Prim::Mul:
-        // A product with a strong zero is one (mask propagation, language.md §5.6).
+        // A product with a strong zero is one (mask propagation, docs/language.md §5.6).
         if (is_real(elem) && is_strong(a[0])) return gone("a strong zero times x is left", a[0]);
         if (is_real(elem) && is_strong(a[1])) return gone("x times a strong zero is left", a[1]);
         if (is_lit_num(a[1], 1)) return gone("x * 1 is left", a[0]);

@@ -12,9 +12,9 @@
 //   zeros       a strong zero z (a result of a False guard, of a guard or sum whose body yields
 //               one, or a projection of one) absorbs: z + x, x + z, x - z -> x; -z -> z; and
 //               z * x, x * z, z / x -> z (reals) when z is not a sum, whose range may be empty
-//               (a product with a strong zero is one whatever x, language.md §5.6; an empty
+//               (a product with a strong zero is one whatever x, docs/language.md §5.6; an empty
 //               sum is an ordinary 0 as a factor).
-//   pairs       (a, b).k -> the element, for a tuple built in the function (papers/000 5.11)
+//   pairs       (a, b).k -> the element, for a tuple built in the function ([Bernstein20] 5.11)
 //   if          if true then A else B -> A inlined (B for false)
 //
 // Uses of a removed statement's result are replaced with substitute_uses, so affine indices

@@ -1,6 +1,6 @@
 // Static questions the fusion, push-out, sinking and code-motion passes ask about Core IR under
-// the cost model (language.md §10): does a block do any real arithmetic, can a statement fail at
-// run time, is an index provably inside a range. Every answer is conservative: "free", "cannot
+// the cost model (docs/language.md §10): does a block do any real arithmetic, can a statement fail
+// at run time, is an index provably inside a range. Every answer is conservative: "free", "cannot
 // fail" and "proved" are said only when they hold on every input.
 #pragma once
 

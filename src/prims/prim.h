@@ -66,7 +66,7 @@ enum class Prim : uint8_t {
   kCount
 };
 
-// What a primitive costs under the cost model of papers/000 (§3 of its brief).
+// What a primitive costs under the cost model (docs/language.md §10, [Bernstein20] §4.3).
 enum class CostKind : uint8_t { Free, Add, Mul, Call };
 
 // How the type of the result follows from the operands'.

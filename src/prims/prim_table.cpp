@@ -1,4 +1,4 @@
-// The primitive table (architecture.md §4): one constant entry per primitive, indexed by Prim.
+// The primitive table (design.md §6): one constant entry per primitive, indexed by Prim.
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -59,7 +59,7 @@ constexpr std::array<PrimInfo, kNumPrims> kTable = {{
    {"y", "x"}, {true, true}},
   {Prim::Div, "div", "/", S::Infix, 2, R::SameReal, false, C::Mul, &D::div, &F::div, "",
    {"1.0 / y", "-r / y"}, {true, false}},
-  // Negation is multiplication by -1 in papers/000's cost model.
+  // Negation is multiplication by -1 in [Bernstein20]'s cost model (docs/language.md §10).
   {Prim::Neg, "neg", "-", S::Prefix, 1, R::SameNumeric, true, C::Mul, &D::neg, &F::neg, "",
    {"-1.0"}, {true}},
   {Prim::Pow, "pow", "pow", S::Function, 2, R::SameReal, false, C::Call, &D::pow, &F::pow,
@@ -95,7 +95,7 @@ constexpr std::array<PrimInfo, kNumPrims> kTable = {{
    {"0.5 / (if r == 0.0 then abs(r) else r)"}, {}},
   {Prim::Abs, "abs", "abs", S::Function, 1, R::SameNumeric, true, C::Call, &D::abs, &F::abs,
    "abs'(0) = 1: abs(x) is max(x, -x), and at a tie the first operand's derivative is used "
-   "(language.md §6)",
+   "(docs/language.md §6.1)",
    {"if x >= 0.0 then 1.0 else -1.0"}, {}},
   {Prim::Sigmoid, "sigmoid", "sigmoid", S::Function, 1, R::SameReal, false, C::Call, &D::sigmoid,
    &F::sigmoid, "",

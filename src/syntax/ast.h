@@ -127,7 +127,7 @@ struct Loop {
 struct If {
   ExprPtr cond, then_branch, else_branch;
 };
-// Extension for printing the adjoint of computed-index reads (docs/language.md):
+// Extension for printing the adjoint of computed-index reads (docs/language.md §12.6):
 // `accum[d1, ..., dk] i, j. (k1, ..., kk, value)` sums each value into position (k1..kk).
 struct Accum {
   std::vector<ExprPtr> shape;

@@ -1,4 +1,4 @@
-// Splits source text into tokens (language.md §2). Lexical errors do not stop the lexer: each
+// Splits source text into tokens (docs/language.md §2). Lexical errors do not stop the lexer: each
 // becomes an Error token whose diagnostic the parser reports when it reaches it, so errors in
 // a definition the parser has already given up on are not reported twice.
 #pragma once

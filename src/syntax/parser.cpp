@@ -483,7 +483,7 @@ class Parser {
     return ty;
   }
 
-  // Size expressions: integer literals, names, + - * / and parentheses (language.md §3).
+  // Size expressions: integer literals, names, + - * / and parentheses (docs/language.md §3.1).
   ExprPtr size_expr(int min_prec) {
     Nest nest(*this);
     nest.deeper();
@@ -972,9 +972,9 @@ class Parser {
     return make_expr(span_from(kw.span.begin), std::move(n));
   }
 
-  // `accum` is not a keyword (language.md §2): at an operand, the identifier `accum` followed by
-  // `[` starts the accum form only if the matching `]` is followed by a binder list (an
-  // identifier, then '.', ',' or ':'). Otherwise it is an ordinary name, possibly indexed:
+  // `accum` is not a keyword (docs/language.md §2): at an operand, the identifier `accum`
+  // followed by `[` starts the accum form only if the matching `]` is followed by a binder list
+  // (an identifier, then '.', ',' or ':'). Otherwise it is an ordinary name, possibly indexed:
   // `accum[0]`, `accum[i] + 1.0`.
   bool accum_form_ahead() {
     if (failed_ || pos_ + 1 >= toks_.size()) return false;

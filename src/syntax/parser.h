@@ -1,4 +1,4 @@
-// Recursive-descent parser for the surface language (language.md §2, §4, §5, §8).
+// Recursive-descent parser for the surface language (docs/language.md §2, §4, §5, §8).
 //
 // Errors go to the sink; after an error inside a definition the parser skips to the next `def`
 // that starts a line, so independent errors in different definitions are all reported in one

@@ -1,8 +1,9 @@
-// The worked examples of papers/000 (Bernstein et al., "Differentiating A Tensor Language"),
-// from ../shared/papers/briefs/000-tensor-language.md §6 (EX-1..EX-17), with the introduction's
-// two programs (EX-11, EX-12). Each program is written in our language; the expected derivative
-// comes from the brief's closed form, computed here in C++, and is also checked against finite
-// differences of the primal program (which needs no AD).
+// The worked examples of [Bernstein20] ("Differentiating a Tensor Language", design.md
+// §References), numbered EX-1..EX-17 here: EX-1..EX-4 are its §2.1 (convolution), EX-5 §2.3,
+// EX-6..EX-10 §2.2 (zero costs), EX-11 and EX-12 the two programs of its introduction (§1),
+// EX-13 §5.4, EX-14 §6.2, EX-15 §5.1, EX-16 §5.2 and EX-17 §6.1. Each program is written in our
+// language; the expected derivative comes from a closed form, computed here in C++, and is also
+// checked against finite differences of the primal program (which needs no AD).
 //
 // Shifted ranges: the paper's signal x has the range [-m+1, n); here it is an ordinary vector
 // of length L = n + m - 1, and the paper's x[k] is our x[k + m - 1].
@@ -329,7 +330,7 @@ def d_skip_one(x: f64[n], dy: f64) -> f64[n] { vjp(skip_one)(x, dy) }
 }
 
 constexpr const char* kIntro = R"(
-# papers/000 §1, pathology 1: k = 3 traces of one diagonal matrix.
+# [Bernstein20] §1, pathology 1: k = 3 traces of one diagonal matrix.
 def traces(x: f64[n]) -> f64 {
   let A = diag(x)
   trace(A) + trace(A) + trace(A)

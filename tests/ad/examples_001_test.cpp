@@ -1,7 +1,9 @@
-// The worked examples of papers/001 (unary normal form, purely functional reverse mode), from
-// ../shared/papers/briefs/001-unary-form-reverse-ad.md §11 (E1..E16). `reduce` and `foldl` are
-// written as `loop ... for t < n`, `map2` as a generator. Expected values are the brief's; each
-// is also checked against finite differences of the primal program.
+// The worked examples of [HuotShaikhha] (unary normal form, purely functional reverse mode;
+// design.md §References), numbered E1..E16 here: E1 is its §2.3, E2 Examples 1.1/3.1/5.2, E3..E5
+// the prod, sum and dot of Example 1.2, E6 Examples 4.1/4.2, E7 Prop. A.3, E8 Prop. A.1; E9..E16
+// are ours, beyond the paper. `reduce` and `foldl` are written as `loop ... for t < n`, `map2` as
+// a generator. Expected values are closed forms; each is also checked against finite differences
+// of the primal program.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +28,7 @@ def d_e1(x: f64[n], i: i64) -> f64[n] { grad(e1)(x, i) }
   AD_LOAD_EXAMPLE(primal, derived);
   const Vec x = {1.0, 0.3, -2.0, 0.5};
   const double slot = -std::sin(0.3) * std::exp(std::cos(0.3));
-  EXPECT_NEAR(slot, -0.76822, 5e-6);  // the brief's number
+  EXPECT_NEAR(slot, -0.76822, 5e-6);  // by hand
   const std::vector<Value> args = {f64_vector(x), Value::i64(1)};
   EXPECT_TRUE(FdGradientEquals(P, "e1", args, {0}, {0, slot, 0, 0}));
   EXPECT_TRUE(DerivedEquals(M, "d_e1", args, {0, slot, 0, 0}));
@@ -232,7 +234,7 @@ TEST(AdExamples001, E13_prod_of_empty_and_single_arrays) {
 }
 
 TEST(AdExamples001, E14_reduce_with_a_context_dependent_body_and_unit) {
-  // reduce (x, y. x + y + θ) (0 - θ) A: the brief's erratum: ∂θ = 0 for A = [5], not 2.
+  // reduce (x, y. x + y + θ) (0 - θ) A: ∂θ = 0 for A = [5], not 2 as the paper's Fig. 13 has it.
   constexpr const char* primal = R"(
 def e14(theta: f64, A: f64[n]) -> f64 { loop s = 0.0 - theta for t < n { s + A[t] + theta } }
 )";

@@ -1,9 +1,8 @@
-// The examples of papers/003 (element-wise defined tensors), from
-// ../shared/papers/briefs/003-tensor-algebra-diff.md §4: the main example (§4.1, first and
-// second order), the introduction and section-5 examples (§4.2, §4.3), the reference
-// test-suite tests (§4.5) and the scalar examples of Fig. 2 (§3.1). All indices 0-based. The
-// element-wise derivative df -> dx is a vjp; expected values are the brief's formulas computed
-// in C++, checked against finite differences of the primal too.
+// The examples of [UrbanSmagt] (element-wise defined tensors, design.md §References): its main
+// example (§6, first and second order), the examples of its introduction and §5, tests of the
+// authors' reference code (github.com/surban/TensorAlgDiff) and the scalar example of Fig. 2
+// (§2). All indices 0-based. The element-wise derivative df -> dx is a vjp; expected values are
+// the paper's formulas computed in C++, checked against finite differences of the primal too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -57,14 +56,14 @@ Vec fd_hessian(const Module& P, const std::string& fn, std::vector<Value> args, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.1 The main example.
+// The main example (§6).
 
 constexpr const char* kMain = R"(
 def f(a: f64[I, K], b: f64[J, K], c: f64[I, I], d: f64[D]) -> f64[I, J] {
   for i, j. exp(-(sum k. (a[i, k] + b[j, k]) ^ 2 * c[i, i] + d[i + k] ^ 3))
 }
 
-# The brief's da, written out by hand, contracted with a weight: the first-order derivative
+# The paper's da, written out by hand, contracted with a weight: the first-order derivative
 # without AD, for the second-order check.
 def da_hand(a: f64[I, K], b: f64[J, K], c: f64[I, I], d: f64[D], df: f64[I, J], w: f64[I, K]) -> f64 {
   let F = f(a, b, c, d)
@@ -119,7 +118,7 @@ struct MainData {
   std::vector<Value> args() const {
     return {f64_tensor({3, 5}, a), f64_tensor({4, 5}, b), f64_tensor({3, 3}, c), f64_vector(d)};
   }
-  // da, db, dc, dd of the brief, flattened in that order.
+  // da, db, dc, dd of the paper's §6, flattened in that order.
   Vec expected() const {
     Vec out;
     for (int p = 0; p < I; ++p) {
@@ -192,7 +191,7 @@ TEST(AdExamples003, Main_example_second_order) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.2 and §4.3.
+// The examples of the introduction and of §5.
 
 constexpr const char* kSmall = R"(
 def intro_square(x: f64[n]) -> f64[n, 4] { for i, j: 4. x[i] ^ 2 }
@@ -317,7 +316,7 @@ TEST(AdExamples003, Section5_f5_strided_index) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §4.5 Tests from the reference test-suite.
+// Tests from the reference code's test suite.
 
 TEST(AdExamples003, Suite1_three_arguments_first_and_second_order) {
   constexpr const char* primal = R"(
@@ -560,7 +559,7 @@ TEST(AdExamples003, Suite8_constant_subscripts_and_liberated_sums) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §3.1 (Fig. 2): symbolic reverse accumulation on scalars, with shared nodes.
+// Fig. 2 (§2): symbolic reverse accumulation on scalars, with shared nodes.
 
 TEST(AdExamples003, Fig2_shared_subexpressions) {
   constexpr const char* primal = R"(

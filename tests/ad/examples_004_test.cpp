@@ -1,7 +1,9 @@
-// The worked examples of papers/004 ("You Only Linearize Once"), from
-// ../shared/papers/briefs/004-yolo-linearize-transpose.md §7. The paper's functions are written
-// as ordinary (non-linear) functions of our language; its JVPs are `jvp`, and the transposed
-// linear maps (gradients, VJPs) are `vjp` and `grad`. Expected numbers are the brief's checks.
+// The worked examples of [Radul23] ("You Only Linearize Once", design.md §References): Ex1 is
+// its running example (Figs. 6, 9, 10), Ex2 the indexed-linear function of §4.1, Ex4 the
+// amortization example of §7.2; Ex5..Ex12 are ours, one per rule they exercise. The paper's
+// functions are written as ordinary (non-linear) functions of our language; its JVPs are `jvp`,
+// and the transposed linear maps (gradients, VJPs) are `vjp` and `grad`. Expected numbers are
+// closed forms.
 #include <gtest/gtest.h>
 
 #include <cmath>

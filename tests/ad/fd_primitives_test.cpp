@@ -1,8 +1,8 @@
-// Derivatives of every real primitive of language.md §6 (and the operators of §5.2), one tiny
+// Derivatives of every real primitive of docs/language.md §6 (and the operators of §5.2), one tiny
 // program `def f(x: f64, y: f64) -> f64 { ... }` each. At smooth points: grad, value_and_grad,
 // jvp, vjp and the second derivative grad(grad(f, x), x) against the closed form, and the
 // closed form against central finite differences. At the points where a primitive is not
-// differentiable: the documented choice (language.md §6.1, src/prims/prim_table.cpp partials).
+// differentiable: the documented choice (docs/language.md §6.1, src/prims/prim_table.cpp partials).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -223,7 +223,7 @@ double digamma(double x) {
 }
 
 TEST(AdFiniteDiffPrims, Lgamma) {
-  // lgamma's derivative is digamma (language.md §6.1). If this version documents lgamma as not
+  // lgamma's derivative is digamma (docs/language.md §6.1). If this version documents lgamma as not
   // differentiable, the test is skipped rather than failed.
   const std::string src = primal_source("lgamma(x)") + kDerived;
   auto m = load(src, "prim_ad.cot");
@@ -334,7 +334,7 @@ TEST(AdFiniteDiffPrims, ReluFromThePrelude) {
                 [](double x, double y) { return x > 0 ? y : 0.0; },
                 [](double x, double) { return std::max(x, 0.0); }},
                {{-1.0, 2.0}, {0.5, 3.0}});
-  // relu is written with `if`: its derivative at 0 is 0 (language.md §6.2).
+  // relu is written with `if`: its derivative at 0 is 0 (docs/language.md §6.2).
   check_special("relu(x)", 0.0, 0.0, 0.0, 0.0);
 }
 

@@ -1,5 +1,5 @@
-// Printing derived functions round trip (language.md §8, `cotangent print FILE FN --grad`): for
-// every test program without loops (tests/e2e/programs/*.cot) and each of its functions with a
+// Printing derived functions round trip (docs/language.md §8, `cotangent print FILE FN --grad`):
+// for every test program without loops (tests/e2e/programs/*.cot) and each of its functions with a
 // real parameter, Module::print_derivative prints grad(f) (jvp(f) for a function whose result
 // is not a real scalar); the printed text must load as a module of its own, and its derived
 // `def` must compute, on the inputs of the program's cases, the same values (ρ ≤ 1e-12) as the

@@ -1,4 +1,4 @@
-// Strong zeros kept wherever they are stored (language.md §5.6, issue 25's break 1): a value
+// Strong zeros kept wherever they are stored (docs/language.md §5.6, issue 25's break 1): a value
 // computed under a false guard is 0, never NaN, when it goes through a tensor (a generator, a
 // sum, an accum, a slice, a guarded tensor), a loop's state, a tuple or a saving loop's stack,
 // and divided or multiplied by something infinite afterwards. Each program is one the passes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Strong zeros stored in tensors stay strong zeros (language.md §5.6; issue 25, break 1): the
+# Strong zeros stored in tensors stay strong zeros (docs/language.md §5.6; issue 25, break 1): the
 # red team's three programs at a point where their guards fail give the same finite value and
 # gradient from `cotangent grad`, from `run` of a function that calls grad, and from the
 # derived function that `print --grad` shows, run again as a program, at every --opt level on

@@ -351,7 +351,7 @@ def full(y: f64[m], ker: f64[p]) -> f64[m + p - 1] {
 
 TEST(NativeLowering, skipped_points_are_strong_zeros) {
   // Every point of the sum fails its guard: the sum is a strong zero, and a strong zero times
-  // inf is 0 (language.md §5.6), not NaN. A guard on the outer index only (hoisted out of the
+  // inf is 0 (docs/language.md §5.6), not NaN. A guard on the outer index only (hoisted out of the
   // sum) gives strong zeros for half the rows.
   const char* src = R"(
 def none(x: f64[n], t: f64) -> f64 {

@@ -80,8 +80,8 @@ TEST(E2ePrograms, RunTimeErrorsHaveLocations) {
   }
 }
 
-// language.md §1 verbatim (tests/data/language_first_look.cot, shared with the parser test):
-// it checks, derivative operators included, and trace_of_diag runs, with the extent of j
+// The first-look program verbatim (tests/data/language_first_look.cot, shared with the parser
+// test): it checks, derivative operators included, and trace_of_diag runs, with the extent of j
 // inferred through [i == j].
 TEST(E2eSpec, FirstLookProgramLoadsVerbatim) {
   auto m = Module::from_string(read_text(source_dir() + "/tests/data/language_first_look.cot"),
@@ -96,8 +96,8 @@ TEST(E2eSpec, FirstLookProgramLoadsVerbatim) {
   EXPECT_EQ(r.value().as_f64(), 6.5);
 }
 
-// `if` and `[c] * e` are lazy (language.md §5, §7) and integer errors are run-time errors of the
-// interpreter: a constant expression that would fail in a branch that is not taken must not
+// `if` and `[c] * e` are lazy (docs/language.md §5.6, §7) and integer errors are run-time errors of
+// the interpreter: a constant expression that would fail in a branch that is not taken must not
 // make the program invalid.
 TEST(E2eSpec, ConstantErrorsInUntakenBranchesAreNotCompileErrors) {
   auto m = Module::from_string(R"(
@@ -126,7 +126,7 @@ def guarded_exact(x: f64) -> f64 { [x > 0.0] * f64(7 / 2) }
 }
 
 // Arguments whose shape is not a valid shape (Value::zeros keeps such a shape without storage)
-// are errors, not crashes (language.md §7: errors are reported, never undefined behaviour).
+// are errors, not crashes (docs/language.md §7: errors are reported, never undefined behaviour).
 TEST(E2eApi, ArgumentsWithInvalidShapesAreErrors) {
   auto m = Module::from_string(R"(
 def first(A: f64[m, n]) -> f64 { A[0, 0] }

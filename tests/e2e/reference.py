@@ -2,7 +2,7 @@
 """Reference implementations of the end-to-end test programs (tests/e2e/programs/*.cot).
 
 Every function of every program is implemented here again, in plain Python (standard library
-only), straight from the language specification (/work/shared/design/language.md); nothing is
+only), straight from the language reference (docs/language.md); nothing is
 taken from Cotangent's own output. `main` evaluates the reference on the test inputs below and
 writes tests/e2e/programs/NAME.json (and tests/e2e/examples/NAME.json for examples/NAME.cot):
 
@@ -1672,7 +1672,7 @@ NAMES_CASES = [
 ]
 
 # ----------------------------------------------------------------------------------------------
-# spec_first_look.cot (language.md §1)
+# spec_first_look.cot (tests/data/language_first_look.cot)
 
 SPEC_FIRST_LOOK = {
     "dot": dot,

@@ -1,4 +1,4 @@
-// Printing round trip (language.md §8, architecture.md §1): every user function of every test
+// Printing round trip (docs/language.md §8, design.md §4): every user function of every test
 // program and example is printed with Module::print, the printed `def`s are assembled into a new
 // module, and the new module must load and compute the same values as the original on every
 // case (and still match the independent expected values). Printing is also checked to reach a

@@ -12,7 +12,7 @@ namespace cot {
 namespace COTANGENT_TEST_UNIT {
 
 // Variables: summed i = 0, j = 1, k = 2; free a = 3, b = 4, c = 5, sizes n = 6, m = 7,
-// target t = 8 (called j in the brief when it is free).
+// target t = 8 (called j in design.md §7.4 when it is free).
 const int32_t kI = 0, kJ = 1, kK = 2, kA = 3, kB = 4, kC = 5, kN = 6, kM = 7, kT = 8;
 
 Affine V(int32_t v, int64_t c = 1) {

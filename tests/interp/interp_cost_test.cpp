@@ -1,4 +1,4 @@
-// Operation counts under the cost model of papers/000 (brief 000 §3), computed by hand.
+// Operation counts under the cost model (docs/language.md §10, [Bernstein20] §4.3), by hand.
 #include <gtest/gtest.h>
 
 #include "interp/interpreter.h"

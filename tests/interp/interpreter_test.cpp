@@ -1,4 +1,4 @@
-// Semantics of every Core IR operation in the reference interpreter (language.md §5-§7).
+// Semantics of every Core IR operation in the reference interpreter (docs/language.md §5-§7).
 #include "interp/interpreter.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
-// Mask propagation (language.md §5.6, papers/000 §5.4): a product with a strong zero, a strong
-// zero divided by anything, its negation and sums of strong zeros are strong zeros, 0 even where
-// the other operand is infinite or NaN; an ordinary zero is not strong. The derivative of a guarded
-// value is then 0 where the guard fails at every optimization level (the optimizer's sinking of a
-// value under its guard and the reference agree).
+// Mask propagation (docs/language.md §5.6, [Bernstein20] §5.4): a product with a strong zero, a
+// strong zero divided by anything, its negation and sums of strong zeros are strong zeros, 0 even
+// where the other operand is infinite or NaN; an ordinary zero is not strong. The derivative of a
+// guarded value is then 0 where the guard fails at every optimization level (the optimizer's
+// sinking of a value under its guard and the reference agree).
 #include <gtest/gtest.h>
 
 #include <cmath>

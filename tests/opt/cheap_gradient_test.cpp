@@ -1,8 +1,8 @@
-// The cheap-gradient bound (architecture.md §3, issue 4 item 4), as a test over the whole
+// The cheap-gradient bound (design.md §8.2, issue 4 item 4), as a test over the whole
 // corpus at several sizes, after the optimizer (--opt=2):
 //   ops(value_and_grad f) <= 4 * ops(f) + size(inputs) + size(outputs).
 // The corpus: every test program, every example, the pathologies of tests/opt/corpus (the
-// introduction programs of papers/000, guarded triangular sums, shifted and strided reads) and
+// introduction programs of [Bernstein20], guarded triangular sums, shifted and strided reads) and
 // programs from the random generator of the AD tests.
 #include <gtest/gtest.h>
 

@@ -186,8 +186,8 @@ def g(x: f64[n]) -> f64 {
 }
 
 // The derivative of three traces of diag(x): dense n x n cotangents summed elementwise. The
-// additions of strong zeros are free, stored or not (language.md §5.6), so the count is linear in
-// n before fusion and after it.
+// additions of strong zeros are free, stored or not (docs/language.md §5.6), so the count is linear
+// in n before fusion and after it.
 TEST(OptFuse, traces_of_diag_gradient_becomes_linear) {
   const std::string src = R"(
 def traces(x: f64[n]) -> f64 {

@@ -1,4 +1,4 @@
-// Generator push-out (pass "gen-pushout", rules 5.21-5.23 of papers/000).
+// Generator push-out (pass "gen-pushout", rules 5.21-5.23 of [Bernstein20]).
 #include "opt/gen_pushout.h"
 
 #include <gtest/gtest.h>
@@ -46,7 +46,7 @@ def f(x: f64[n], c: f64) -> f64 {
   EXPECT_EQ(count(text, "v["), 0) << text;
   for (int n : {1, 4})
     for (double c : {-1.0, 2.0}) expect_same_values(p, q, "f", {vec(n), Value::f64(c)});
-  // The sum adds only live terms: free, before (v keeps its strong zeros, language.md §5.6)
+  // The sum adds only live terms: free, before (v keeps its strong zeros, docs/language.md §5.6)
   // and after.
   EXPECT_EQ(run(q, "f", {vec(5), Value::f64(1.0)}).ops, 0);
   EXPECT_EQ(run(p, "f", {vec(5), Value::f64(1.0)}).ops, 0);

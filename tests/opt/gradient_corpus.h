@@ -1,4 +1,4 @@
-// The corpus of the cheap-gradient bound (architecture.md §3, issue 4): every test program
+// The corpus of the cheap-gradient bound (design.md §8.2, issue 4): every test program
 // (tests/e2e/programs), every example (examples/) and the optimizer's corpus of sparse
 // pathologies (tests/opt/corpus, and tests/opt/corpus_cubic for those whose function costs
 // O(n^3)); in each, every function with a real scalar result and a real

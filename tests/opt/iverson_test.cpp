@@ -1,4 +1,4 @@
-// Iverson-bracket simplification (src/opt/iverson.h): merging nested guards (papers/000 5.24),
+// Iverson-bracket simplification (src/opt/iverson.h): merging nested guards ([Bernstein20] 5.24),
 // eliminating sums over equality predicates, tightening predicates by Fourier–Motzkin, and
 // dropping empty regions. Each test compiles a program, runs the pass (which must verify and
 // satisfy its postcondition), checks the printed form, and compares values and op counts with
@@ -79,7 +79,7 @@ def td(ct: f64, x: f64[n]) -> f64[n] {
   for (int64_t n : {1, 3, 8}) expect_same_values(p, q, "td", {Value::f64(1.25), ramp(n)});
 }
 
-// papers/000 §3: Sum j. [j = i - 2] * c[j] is the guarded read [0 <= i - 2 < m] * c[i - 2].
+// [Bernstein20] §2.1: Sum j. [j = i - 2] * c[j] is the guarded read [0 <= i - 2 < m] * c[i - 2].
 TEST(OptIverson, sum_over_a_shifted_equality_becomes_a_guarded_read) {
   ir::Program p = compile(R"(
 def sh(c: f64[m], x: f64[n]) -> f64[n] {
@@ -379,7 +379,7 @@ def f(x: f64[n], y: f64[n]) -> f64 {
 }
 
 // The factors are bound by `let`: a product written out, ([p] * a) * ([q] * b), is one guard
-// [p && q] * (a * b) already in the language (docs/language.md, Iverson products).
+// [p && q] * (a * b) already in the language (docs/language.md §12.5, Iverson products).
 //
 // Predicates equivalent only under the facts (and written differently) still merge; a factor
 // read twice is left.
@@ -443,7 +443,7 @@ def g(x: f64[n], y: f64[n]) -> f64 {
   expect_same_values(p, q, "g", {ramp(3), vec({1.0, nan, 2.0})});
   expect_same_values(p, q, "g", {ramp(3), vec({1.0, 2.0, inf})});
   // y[2] = inf is read at (0, 2) and (1, 2), where the first factor is a strong zero: the
-  // product is one (masks propagate, language.md §5.6); only (2, 2) adds x[2] * inf.
+  // product is one (masks propagate, docs/language.md §5.6); only (2, 2) adds x[2] * inf.
   EXPECT_TRUE(std::isinf(run(q, "g", {ramp(3), vec({1.0, 2.0, inf})}).values.at(0)));
 }
 

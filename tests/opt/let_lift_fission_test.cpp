@@ -1,4 +1,4 @@
-// Loop fission in the let-lift pass (src/opt/let_lift.h; papers/000 rules 5.6/5.7): a costly
+// Loop fission in the let-lift pass (src/opt/let_lift.h; [Bernstein20] rules 5.6/5.7): a costly
 // chain of statements in nested gen/reduce bodies that does not depend on an enclosing region
 // moves out of it as a generator over the index variables it needs, read back where it was.
 // Golden forms, values at sizes 0 and 1 and above, the op counts before and after (exact), and

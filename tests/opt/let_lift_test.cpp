@@ -1,5 +1,5 @@
-// Let-lifting (src/opt/let_lift.h): nested binders flatten (rule 5.27 and its sum analogue),
-// through a sole guard too; the cost never changes; the non-cases stay.
+// Let-lifting (src/opt/let_lift.h): nested binders flatten ([Bernstein20] rule 5.27 and its sum
+// analogue), through a sole guard too; the cost never changes; the non-cases stay.
 #include "opt/let_lift.h"
 
 #include <gtest/gtest.h>

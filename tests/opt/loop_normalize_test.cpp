@@ -1,5 +1,5 @@
-// Loop normalization (src/opt/loop_normalize.h): papers/002's rules (f).1–(f).4 on Core IR
-// loops; saving loops are left alone.
+// Loop normalization (src/opt/loop_normalize.h): [Shaikhha22]'s rules (f).1–(f).4 (Fig. 8f) on Core
+// IR loops; saving loops are left alone.
 #include "opt/loop_normalize.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Partial evaluation (src/opt/partial_eval.h): the rules of papers/001 that apply to Core IR —
+// Partial evaluation (src/opt/partial_eval.h): the rules of [HuotShaikhha] that apply to Core IR —
 // loops with literal trip counts and unchanged state, ifs whose branches agree (O16), identity
 // generators (O7), reads of constant generators (X2) and sums of zeros (O10). Each test runs the
 // pass (verified, postcondition checked), checks the printed form, and compares values and op

@@ -1,5 +1,5 @@
 // Printed derivatives read as a person would write them (issue 4 item 6): golden forms of the
-// briefs' examples after the whole pipeline (--opt=2). Generated names (t12, j_27) are
+// papers' examples after the whole pipeline (--opt=2). Generated names (t12, j_27) are
 // renumbered in order of appearance before comparing, so the goldens pin the structure, not the
 // compiler's counters.
 #include <gtest/gtest.h>
@@ -51,7 +51,7 @@ TEST(OptPrintedDerivatives, canonical_renumbers_generated_names) {
             "let t1 = x[j_1] + t1 * t2 + i_1 + j_2");
 }
 
-// briefs/000 EX-6 and EX-11: the gradient of trace(diag(x)) is the constant vector of ones;
+// [Bernstein20] §2.2 and §1: the gradient of trace(diag(x)) is the constant vector of ones;
 // repeated, it is the constant k, with no n-by-n tensor anywhere.
 TEST(OptPrintedDerivatives, gradient_of_trace_of_diag_is_a_constant_vector) {
   const char* src = R"(
@@ -78,7 +78,7 @@ def traces(x: f64[n]) -> f64 {
             "}\n");
 }
 
-// briefs/000 EX-12: the gradient of a row times a column of diag(x) is Gen i. [i = 0] 2 x[0] dy.
+// [Bernstein20] §1: the gradient of a row times a column of diag(x) is Gen i. [i = 0] 2 x[0] dy.
 TEST(OptPrintedDerivatives, row_times_column_of_diag_is_one_hot) {
   const char* src = R"(
 def row_col(x: f64[n]) -> f64 {
@@ -102,7 +102,7 @@ def row_col(x: f64[n]) -> f64 {
             "}\n");
 }
 
-// briefs/000 EX-3: the adjoint of a valid convolution is a correlation with range guards.
+// [Bernstein20] §2.1: the adjoint of a valid convolution is a correlation with range guards.
 TEST(OptPrintedDerivatives, adjoint_of_a_valid_convolution_is_a_guarded_correlation) {
   const char* src = R"(
 def conv(x: f64[n], c: f64[m]) -> f64[n - m + 1] { for i: n - m + 1. sum j. x[i + j] * c[j] }
@@ -126,7 +126,8 @@ def conv(x: f64[n], c: f64[m]) -> f64[n - m + 1] { for i: n - m + 1. sum j. x[i 
             "}\n");
 }
 
-// briefs/000 §2.2 (EX-10 style): a shifted product's gradient is two guarded shifted reads.
+// [Bernstein20] §2.2 (as its skipped-entry sum): a shifted product's gradient is two guarded
+// shifted reads.
 TEST(OptPrintedDerivatives, shifted_product_gradient_is_two_guarded_shifts) {
   const char* src = R"(
 def shifted(x: f64[n]) -> f64 { sum i. [i + 1 < n] * x[i + 1] * x[i] }
@@ -150,7 +151,7 @@ def shifted(x: f64[n]) -> f64 { sum i. [i + 1 < n] * x[i + 1] * x[i] }
             "}\n");
 }
 
-// briefs/003 §4.1: the derivative of the main example with respect to d has the paper's index
+// [UrbanSmagt] §6: the derivative of the main example with respect to d has the paper's index
 // structure: dd[p] sums over i under the Fourier-Motzkin range p - 4 <= i <= p, with the factor
 // 3 d[p]^2 (here d[p] * (d[p] * s) twice plus d[p]^2 * s). s = sum j. ct'[i, j] is the
 // adjoint of the exp summed over j, materialized once per i instead of once per p.

@@ -133,7 +133,7 @@ def conv(x: f64) -> i64 { i64(0.0 / 0.0) }
   EXPECT_TRUE(contains(printed(simplify(bad, "ov"), "ov"), "9223372036854775807 + 1"));
 }
 
-// Strong zeros (language.md §5.6): adding one is the other operand; a product with one is one
+// Strong zeros (docs/language.md §5.6): adding one is the other operand; a product with one is one
 // (masks propagate), except for a sum of zeros, whose range may be empty: an empty sum times
 // NaN is NaN.
 TEST(OptSimplify, symbolic_zeros) {
@@ -165,7 +165,7 @@ def sz(x: f64, y: f64[n]) -> (f64, f64, f64, f64, f64, f64) {
   EXPECT_EQ(run(q, "sz", args).ops, 1);  // s * x
 }
 
-// Pair elimination at the atom level (papers/000 5.11) and ifs with literal conditions.
+// Pair elimination at the atom level ([Bernstein20] 5.11) and ifs with literal conditions.
 TEST(OptSimplify, projections_and_literal_ifs) {
   ir::Program p = compile(R"(
 def tup(x: f64) -> f64 {

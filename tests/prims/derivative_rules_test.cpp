@@ -95,7 +95,7 @@ TEST(DerivativeRules, MatchCentralFiniteDifferences) {
 }
 
 // Where a primitive is not differentiable, the rule gives the documented choice
-// (PrimInfo::nondiff_note, language.md §6).
+// (PrimInfo::nondiff_note, docs/language.md §6.1).
 TEST(DerivativeRules, DocumentedChoicesAtNonDifferentiablePoints) {
   auto at = [](Prim prim, int k, std::vector<double> point) {
     auto m = Module::from_string(rule_module(prim_info(prim), k), "choice.cot");

@@ -110,7 +110,7 @@ def test_opt_levels_agree(opt, lsq):
 
 
 def test_default_opt_level(mod):
-    # 2, unless COTANGENT_OPT says otherwise (language.md §9)
+    # 2, unless COTANGENT_OPT says otherwise (docs/language.md §9)
     assert mod.opt_level == int(os.environ.get("COTANGENT_OPT", "2"))
 
 

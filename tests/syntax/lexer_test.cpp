@@ -29,7 +29,7 @@ std::vector<std::string> errors(std::string_view text) {
 }
 
 TEST(Lexer, BinderExtentFollowedByDot) {
-  // `1.` is the integer 1 and then the binder's dot (language.md §2).
+  // `1.` is the integer 1 and then the binder's dot (docs/language.md §2).
   EXPECT_EQ(kinds("for i: n + 1. e"),
             (std::vector<TK>{TK::For, TK::Ident, TK::Colon, TK::Ident, TK::Plus, TK::Int, TK::Dot,
                              TK::Ident, TK::Eof}));
@@ -94,7 +94,7 @@ TEST(Lexer, KeywordsAndNames) {
             (std::vector<TK>{TK::Def, TK::Let, TK::For, TK::Sum, TK::Max, TK::Min, TK::Loop,
                              TK::While, TK::If, TK::Then, TK::Else, TK::True, TK::False, TK::F64,
                              TK::F32, TK::I64, TK::Bool, TK::Eof}));
-  // `accum` is not reserved (language.md §2): the parser tells the accum form from context.
+  // `accum` is not reserved (docs/language.md §2): the parser tells the accum form from context.
   EXPECT_EQ(kinds("accum accum[n]"), (std::vector<TK>{TK::Ident, TK::Ident, TK::LBracket, TK::Ident,
                                                       TK::RBracket, TK::Eof}));
   // The table the printer uses to avoid reserved words is the lexer's.

@@ -204,7 +204,7 @@ TEST(Parser, Accum) {
   EXPECT_EQ(expr("accum[n] i. accum[m] j. (i, j)"), "(accum (n) (i) (accum (m) (j) (tuple i j)))");
 }
 
-// `accum` is not a keyword (language.md §2): it is the accum form only when its shape is
+// `accum` is not a keyword (docs/language.md §2): it is the accum form only when its shape is
 // followed by binders, and an ordinary name everywhere else.
 TEST(Parser, AccumAsName) {
   EXPECT_EQ(expr("accum"), "accum");
@@ -666,7 +666,7 @@ TEST(Parser, Prelude) {
 }
 
 TEST(Parser, LanguageExamples) {
-  // The examples of language.md §1, shared with the end-to-end test that evaluates them.
+  // The language's first-look examples, shared with the end-to-end test that evaluates them.
   EXPECT_EQ(
       module(read_file(std::string(COTANGENT_SOURCE_DIR) + "/tests/data/language_first_look.cot")),
       "(def dot ((x (f64 n)) (y (f64 n))) f64 (block (sum (i) (* (index x i) (index y "
