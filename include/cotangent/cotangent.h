@@ -71,7 +71,9 @@ struct LoadOptions {
   // test suite runs once per level that way).
   int opt_level = -1;
   // When `dump` is set, it is called after every run of the optimizer pass named `dump_after`
-  // ("all": after every pass) with the pass, the function and its text as source.
+  // ("all": after every pass) with the pass, the function and its text as source; when
+  // `dump_after` names a loop-IR pass of the native backend (or is "all"), after that pass with
+  // the function's loop IR, each time a function is compiled natively.
   std::string dump_after;
   std::function<void(const std::string& pass, const std::string& function, const std::string& text)>
       dump;
@@ -79,6 +81,8 @@ struct LoadOptions {
 
 // The names of the optimizer's passes, in pipeline order (for --dump-after).
 std::vector<std::string> optimizer_pass_names();
+// The names of the native backend's loop-IR passes, in order (for --dump-after).
+std::vector<std::string> loop_pass_names();
 
 // The derivative operators of docs/language.md §8.
 enum class DerivativeKind { Grad, ValueAndGrad, Jvp, Vjp, Jacobian, Hessian };

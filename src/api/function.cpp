@@ -100,7 +100,8 @@ Result<std::vector<std::string>> Function::derivative_parameters(
 Result<Value> Function::evaluate(const std::vector<Value>& args, const EvalOptions& options) const {
   return guarded<Value>([&]() -> Result<Value> {
     if (auto e = check_arguments(ir_function(*impl_), args)) return *e;
-    auto r = execute(*impl_->program, impl_->ir_name, args, options, nullptr);
+    auto r =
+        execute(*impl_->program, impl_->ir_name, args, options, impl_->module->options, nullptr);
     if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->module->sources, *d);
     return std::get<Value>(std::move(r));
   });
@@ -145,7 +146,7 @@ Result<CompiledFunction> Function::compile(const std::vector<TensorRef>& arg_lea
     if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) {
       return to_error(*impl_->module->sources, *d);
     }
-    const cot::codegen::NativeOptions no = native_options(options);
+    const cot::codegen::NativeOptions no = native_options(options, impl_->module->options);
     auto compiled = cot::codegen::compile_native(
         {{impl_->program.get(), impl_->ir_name, std::get<std::vector<int64_t>>(std::move(sizes))}},
         no);

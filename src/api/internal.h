@@ -52,12 +52,13 @@ std::optional<Error> broken_error(const std::map<std::string, Error>& broken,
 // Arguments built through the API that cannot be read (Value::well_formed fails).
 std::optional<Error> check_arguments(const cot::ir::Function& f, const std::vector<Value>& args);
 cot::interp::Options interp_options(const EvalOptions& o);
-// The native backend's options for compiling with `o`.
-cot::codegen::NativeOptions native_options(const CompileOptions& o);
+// The native backend's options for compiling with `o` in a module loaded with `load` (its
+// --dump-after of a loop-IR pass).
+cot::codegen::NativeOptions native_options(const CompileOptions& o, const LoadOptions& load);
 // Runs `fn` of `p` on the backend the options name (the interpreter when counting).
 std::variant<Value, cot::Diagnostic> execute(const cot::ir::Program& p, const std::string& fn,
                                              const std::vector<Value>& args,
-                                             const EvalOptions& options,
+                                             const EvalOptions& options, const LoadOptions& load,
                                              cot::interp::CostCounts* counts);
 cot::ast::DerivKind to_deriv_kind(DerivativeKind k);
 

@@ -215,6 +215,12 @@ std::vector<std::string> optimizer_pass_names() {
   return names;
 }
 
+std::vector<std::string> loop_pass_names() {
+  std::vector<std::string> names;
+  for (const auto& p : cot::codegen::loop_passes()) names.emplace_back(p.name);
+  return names;
+}
+
 Result<Module> Module::from_string(std::string_view source, std::string name,
                                    const LoadOptions& options) {
   return guarded<Module>(
@@ -329,15 +335,30 @@ cot::interp::Options interp_options(const EvalOptions& o) {
   return opts;
 }
 
-cot::codegen::NativeOptions native_options(const EvalOptions& o) {
+namespace {
+
+// --dump-after of a loop-IR pass: the module's dump callback gets the loop IR after it.
+cot::codegen::LoopDump loop_dump(const LoadOptions& load) {
+  cot::codegen::LoopDump d;
+  if (load.dump && cot::codegen::is_loop_pass_name(load.dump_after)) d.after = load.dump_after;
+  if (load.dump && load.dump_after == "all") d.after = "all";
+  if (!d.after.empty()) d.print = load.dump;
+  return d;
+}
+
+}  // namespace
+
+cot::codegen::NativeOptions native_options(const EvalOptions& o, const LoadOptions& load) {
   cot::codegen::NativeOptions opts;
+  opts.loop_dump = loop_dump(load);
   opts.threads = o.threads;
   opts.max_while_iterations = o.max_while_iterations;
   return opts;
 }
 
-cot::codegen::NativeOptions native_options(const CompileOptions& o) {
+cot::codegen::NativeOptions native_options(const CompileOptions& o, const LoadOptions& load) {
   cot::codegen::NativeOptions opts;
+  opts.loop_dump = loop_dump(load);
   opts.threads = o.threads;
   opts.max_while_iterations = o.max_while_iterations;
   opts.compiler.cache_dir = o.cache_dir;
@@ -366,10 +387,10 @@ std::variant<Value, cot::Diagnostic> evaluate_native(const cot::ir::Program& pro
 // Runs `fn` of `p` on the backend the options name (the interpreter when counting).
 std::variant<Value, cot::Diagnostic> execute(const cot::ir::Program& p, const std::string& fn,
                                              const std::vector<Value>& args,
-                                             const EvalOptions& options,
+                                             const EvalOptions& options, const LoadOptions& load,
                                              cot::interp::CostCounts* counts) {
   if (options.backend == Backend::Native && counts == nullptr) {
-    return evaluate_native(p, fn, args, native_options(options));
+    return evaluate_native(p, fn, args, native_options(options, load));
   }
   return cot::interp::evaluate(p, fn, args, counts, interp_options(options));
 }
@@ -396,7 +417,7 @@ Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
   if (auto e = broken_error(impl_->broken, fn)) return *e;
   if (auto e = check_arguments(*f, args)) return *e;
   cot::interp::CostCounts counts;
-  auto r = execute(impl_->program, fn, args, options, report ? &counts : nullptr);
+  auto r = execute(impl_->program, fn, args, options, impl_->options, report ? &counts : nullptr);
   if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);
   if (report) *report = CostReport{counts.total(), counts.add, counts.mul, counts.call};
   return std::get<Value>(std::move(r));
@@ -586,7 +607,7 @@ Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::ve
     if (!d) return d.errors();
     const cot::ir::Program& p = d.value().program;
     if (auto e = check_arguments(*p.find(fn), args)) return *e;
-    auto r = execute(p, d.value().name, args, options, nullptr);
+    auto r = execute(p, d.value().name, args, options, impl_->options, nullptr);
     if (auto* diag = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *diag);
     const Value& v = std::get<Value>(r);
     ValueAndGrad out;
@@ -648,7 +669,7 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
       if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) return to_error(*impl_->sources, *d);
       native.push_back({p, name, std::get<std::vector<int64_t>>(std::move(sizes))});
     }
-    const cot::codegen::NativeOptions no = native_options(options);
+    const cot::codegen::NativeOptions no = native_options(options, impl_->options);
     auto compiled = cot::codegen::compile_native(native, no);
     if (auto* d = std::get_if<cot::Diagnostic>(&compiled)) return to_error(*impl_->sources, *d);
     std::vector<CompiledFunction> out;
@@ -688,7 +709,8 @@ Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
       if (!f || f->derivation) return no_function(*p, name);
       if (auto e = broken_error(impl_->broken, name)) return *e;
     }
-    auto src = cot::codegen::standalone_source(*p, name, c_name, *impl_->sources);
+    auto src = cot::codegen::standalone_source(*p, name, c_name, *impl_->sources,
+                                               loop_dump(impl_->options));
     if (auto* diag = std::get_if<cot::Diagnostic>(&src)) return to_error(*impl_->sources, *diag);
     auto& s = std::get<cot::codegen::StandaloneSource>(src);
     return GeneratedSource{std::move(s.header), std::move(s.source)};

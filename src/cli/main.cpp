@@ -108,7 +108,10 @@ Options of check, run, grad, print and cost:
                   the optimizer pass P (or all): inline, let-lift, pair-elim,
                   simplify, partial-eval, gen-pushout, output-fission, fuse,
                   iverson, loop-batch, sink, unswitch, licm, loop-normalize,
-                  if-merge, cse, transposed-cse, region-cse, dce.
+                  if-merge, cse, transposed-cse, region-cse, dce. Or the loop
+                  IR of each function the native backend compiles (run, grad,
+                  bench, emit) after the loop-IR pass P: long-sums,
+                  recompute-tables, fuse-loops, partition-loops, plan-memory.
 
 Exit codes: 0 success, 1 an error in the program or its input, 2 wrong usage.
 )";
@@ -259,10 +262,16 @@ std::optional<std::string> parse_options(int argc, char** argv, Options& o) {
     } else if (is("--dump-after")) {
       auto v = value("--dump-after");
       auto names = cotangent::optimizer_pass_names();
-      if (!v || (*v != "all" && std::find(names.begin(), names.end(), *v) == names.end())) {
-        std::string list;
+      auto loop_names = cotangent::loop_pass_names();
+      auto known = [&](const std::vector<std::string>& ns) {
+        return std::find(ns.begin(), ns.end(), *v) != ns.end();
+      };
+      if (!v || (*v != "all" && !known(names) && !known(loop_names))) {
+        std::string list, loop_list;
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-        return "--dump-after needs the name of an optimizer pass (" + list + ") or all";
+        for (const auto& n : loop_names) loop_list += (loop_list.empty() ? "" : ", ") + n;
+        return "--dump-after needs the name of an optimizer pass (" + list +
+               "), of a loop-IR pass (" + loop_list + ") or all";
       }
       o.dump_after = *v;
     } else if (is("--wrt")) {

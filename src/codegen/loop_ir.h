@@ -118,6 +118,11 @@ struct For {
   int arena = 0;  // plan_memory: the arena its body's buffers use (0: the function's)
   // Iterations are independent and touch consecutive elements: vectorize it (`omp simd`).
   bool simd = false;
+  // Set by the lowering on the outermost loop of a real sum's points: the sum accumulates into
+  // this local, in the interpreter's order, and none of its terms can be masked (so it may be
+  // regrouped, language.md §7). The long-sums pass (long_sums.h) decides from it which loops
+  // of the nest add in vector lanes. -1: not such a loop.
+  LocalId sum_of = -1;
   // A long real sum into this local is the loop's only carried value, and the body cannot
   // fail: it may run in vector lanes, reassociated (`omp simd reduction`); -1: in order.
   LocalId sum_into = -1;

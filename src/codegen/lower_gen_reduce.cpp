@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "codegen/lowerer.h"
-#include "codegen/may_fail.h"
 
 namespace cot::codegen::lowering {
 
@@ -118,8 +117,11 @@ void Lowerer::lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
     });
     --scope_.loop_depth;
     if (is_sum && t.elem != Scalar::I64 && !masked_terms) {
+      // A real sum of terms never masked: the long-sums pass may run its loops in lanes.
       Body& b = *bodies_.back();
-      for (size_t k = loops_at; k < b.size(); ++k) mark_long_sums(b[k], acc);
+      for (size_t k = loops_at; k < b.size(); ++k) {
+        if (auto* f = std::get_if<For>(&b[k].op)) f->sum_of = acc;
+      }
     }
     if (masked_terms) {
       // The flags must be declared before the loop: move their declarations in front of it.
@@ -253,15 +255,6 @@ void Lowerer::finish_marks(const Val& dst, LocalId live_marks) {
         dst.mask_pointer, d,
         and_(load(Scalar::Bool, dst.mask_pointer, d), not_(load(Scalar::Bool, live_marks, e)))});
   });
-}
-
-void Lowerer::mark_long_sums(Stmt& s, LocalId acc) {
-  auto* f = std::get_if<For>(&s.op);
-  if (f == nullptr) return;
-  for (Stmt& inner : f->body) mark_long_sums(inner, acc);
-  if (!f->parallel && runs_long(*f) && !has_loop_or_buffer(f->body) && !may_fail(f->body)) {
-    f->sum_into = acc;
-  }
 }
 
 void Lowerer::add_term(const Val& x, bool is_sum, bool& masked_terms, LocalId live, LocalId strong,

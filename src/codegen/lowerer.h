@@ -383,11 +383,6 @@ class Lowerer {
   void mark_strong(const Val& dst, const ExprP& at, const ExprP& n, const ExprP& mask,
                    const ExprP& cond);
   void finish_marks(const Val& dst, LocalId live_marks);
-  // The innermost loops of a real sum into `acc` that run long (may_fail.h's runs_long) may
-  // add their terms in vector lanes (For::sum_into), where a vectorized body (exp from libmvec,
-  // say) pays. Only loops whose body is flat (no inner loop, no buffer: lanes run iterations at
-  // once) and cannot fail.
-  static void mark_long_sums(Stmt& s, LocalId acc);
   // Emits `combine` for term `x` of a reduction, keeping the flags of its mask: `live` (a term
   // that is not masked) and `strong` (a strong zero); a sum skips masked terms.
   void add_term(const Val& x, bool is_sum, bool& masked_terms, LocalId live, LocalId strong,

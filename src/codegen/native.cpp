@@ -7,12 +7,9 @@
 #include <utility>
 
 #include "codegen/emit_cpp.h"
-#include "codegen/fuse_loops.h"
 #include "codegen/loop_ir_walk.h"
+#include "codegen/loop_passes.h"
 #include "codegen/lower.h"
-#include "codegen/memory_plan.h"
-#include "codegen/partition_loops.h"
-#include "codegen/recompute_tables.h"
 #include "codegen/thread_team.h"
 #include "ir/inline_calls.h"
 #include "runtime/runtime.h"
@@ -25,15 +22,6 @@ using cotangent::DType;
 using cotangent::Value;
 
 namespace {
-
-// The loop-IR passes between lowering and emitting, in their order: recomputing cheap tables
-// removes producers, fusion then joins the sibling loops left, partitioning splits the fused
-// loops' boundary tests off, and the memory plan sees the final statement order.
-LoopFunction optimize_loops(LoopFunction lf) {
-  lf = partition_loops(fuse_loops(recompute_tables(std::move(lf))));
-  plan_memory(lf);
-  return lf;
-}
 
 Diagnostic internal_error(Span span, const std::string& what) {
   return Diagnostic{span, "internal error: " + what, {}, {}};
@@ -301,7 +289,8 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     if (auto* why = std::get_if<std::string>(&l)) {
       return internal_error(f->span, "the native backend cannot compile " + names[k] + ": " + *why);
     }
-    LoopFunction lf = optimize_loops(std::get<LoopFunction>(std::move(l)));
+    LoopFunction lf =
+        optimize_loops(std::get<LoopFunction>(std::move(l)), names[k], options.loop_dump);
     NativeFunction nf;
     nf.fn_name_ = names[k];
     nf.parallel_ = has_parallel_loop(lf.body);
@@ -378,7 +367,8 @@ void named_leaves(const Type& t, const std::string& name,
 std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& program,
                                                              const std::string& fn,
                                                              const std::string& c_name,
-                                                             const SourceManager& sources) {
+                                                             const SourceManager& sources,
+                                                             const LoopDump& dump) {
   const ir::Function* f = program.find(fn);
   if (f == nullptr) {
     return Diagnostic{Span{}, "there is no function named '" + fn + "' in the module", {}, {}};
@@ -398,7 +388,7 @@ std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& 
   if (auto* why = std::get_if<std::string>(&l)) {
     return internal_error(f->span, "the native backend cannot compile " + fn + ": " + *why);
   }
-  LoopFunction lf = optimize_loops(std::get<LoopFunction>(std::move(l)));
+  LoopFunction lf = optimize_loops(std::get<LoopFunction>(std::move(l)), fn, dump);
   StandaloneSignature sig;
   sig.name = c_name;
   std::string params;

@@ -14,6 +14,7 @@
 #include "codegen/compiler.h"
 #include "codegen/emit_standalone.h"
 #include "codegen/loop_ir.h"
+#include "codegen/loop_passes.h"
 #include "cotangent/value.h"
 #include "ir/ir.h"
 
@@ -26,6 +27,7 @@ struct NativeOptions {
   int64_t max_while_iterations = 0;  // 0: unbounded
   int64_t max_tensor_elements = int64_t{1} << 28;
   CompilerOptions compiler;
+  LoopDump loop_dump;  // --dump-after of a loop-IR pass
 };
 
 // The C entry point of a compiled function (emit_cpp.h).
@@ -104,6 +106,7 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
 std::variant<StandaloneSource, Diagnostic> standalone_source(const ir::Program& program,
                                                              const std::string& fn,
                                                              const std::string& c_name,
-                                                             const SourceManager& sources);
+                                                             const SourceManager& sources,
+                                                             const LoopDump& dump = {});
 
 }  // namespace cot::codegen

@@ -51,6 +51,18 @@ expect_out '{"result": 108}'
 expect_err_contains "# after inline: traces"
 expect_err_contains "def traces(x: f64[n]) -> f64 {"
 
+# --dump-after of a loop-IR pass prints the loop IR of each function the native backend
+# compiles, to standard error (docs/design.md §10).
+cot_stdin "$input" run intro.cot traces --input - --dump-after long-sums
+expect_status 0
+expect_out '{"result": 108}'
+expect_err_contains "# after long-sums: traces"
+expect_err_contains "loop function cot_fn0"
+cot_stdin "$input" run intro.cot traces --input - --dump-after all
+expect_status 0
+expect_err_contains "# after inline: traces"
+expect_err_contains "# after plan-memory: traces"
+
 # Usage errors.
 cot_stdin "$input" run intro.cot traces --input - --opt 3
 expect_status 2
@@ -58,6 +70,7 @@ expect_err_contains "--opt needs a level: 0 (unoptimized), 1 (local clean-ups) o
 cot_stdin "$input" run intro.cot traces --input - --dump-after no-such-pass
 expect_status 2
 expect_err_contains "--dump-after needs the name of an optimizer pass (inline"
+expect_err_contains "of a loop-IR pass (long-sums"
 
 # A bad COTANGENT_OPT is an error, not a silent default.
 COTANGENT_OPT=7 cot_stdin "$input" run intro.cot traces --input -

@@ -1,0 +1,41 @@
+#include "codegen/long_sums.h"
+
+#include <utility>
+
+#include "codegen/loop_ir_walk.h"
+#include "codegen/may_fail.h"
+
+namespace cot::codegen {
+
+namespace {
+
+// The loops of a sum's nest into `acc` (the loop `s` and the loops nested in its body) that may
+// run in lanes.
+void mark_nest(Stmt& s, LocalId acc) {
+  auto* f = std::get_if<For>(&s.op);
+  if (f == nullptr) return;
+  for (Stmt& inner : f->body) mark_nest(inner, acc);
+  if (!f->parallel && runs_long(*f) && !has_loop_or_buffer(f->body) && !may_fail(f->body)) {
+    f->sum_into = acc;
+  }
+}
+
+// Inner sums first, then the sums around them, as the lowering marked each sum when it was
+// done: a flat long loop of a sum nested in a term of another is reached again from the outer
+// sum's nest (through loops only) and then names the outer accumulator, as it always has (the
+// loop's own accumulator is then a carried value GCC still recognizes as a reduction).
+void mark_body(Body& body) {
+  for (Stmt& s : body) {
+    for_each_body(s, [](Body& b) { mark_body(b); });
+    if (auto* f = std::get_if<For>(&s.op); f != nullptr && f->sum_of >= 0) mark_nest(s, f->sum_of);
+  }
+}
+
+}  // namespace
+
+LoopFunction mark_long_sums(LoopFunction fn) {
+  mark_body(fn.body);
+  return fn;
+}
+
+}  // namespace cot::codegen
