@@ -7,7 +7,7 @@
 // loop, no buffer: lanes run iterations at once) and cannot fail (so the first failure stays
 // the interpreter's), and that are not parallel. The sum's other loops, and shorter sums, keep
 // the interpreter's order and rounding to the bit. Regrouping a sum's terms is what
-// language.md §7 allows; the pattern is fixed by the compiled object, so results do not depend
+// docs/language.md §7 allows; the pattern is fixed by the compiled object, so results do not depend
 // on the number of threads.
 #pragma once
 

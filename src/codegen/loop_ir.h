@@ -120,7 +120,7 @@ struct For {
   bool simd = false;
   // Set by the lowering on the outermost loop of a real sum's points: the sum accumulates into
   // this local, in the interpreter's order, and none of its terms can be masked (so it may be
-  // regrouped, language.md §7). The long-sums pass (long_sums.h) decides from it which loops
+  // regrouped, docs/language.md §7). The long-sums pass (long_sums.h) decides from it which loops
   // of the nest add in vector lanes. -1: not such a loop.
   LocalId sum_of = -1;
   // A long real sum into this local is the loop's only carried value, and the body cannot

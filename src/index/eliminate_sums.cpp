@@ -49,6 +49,169 @@ std::optional<int> column_rank(const std::vector<Affine>& eqs, const std::vector
   return snf->rank;
 }
 
+// The summed variables solved so far and their values, over free, kept and not yet solved
+// summed variables.
+struct Solving {
+  const std::vector<SummedVar>& vars;
+  std::vector<bool> solved;           // per position in vars
+  std::map<int32_t, Rational> value;  // summed var -> value
+};
+
+// How a stage of the elimination ended: the sum is empty (0), or an i64 overflowed.
+enum class Outcome { Done, Empty, Overflow };
+
+// Records the value r of summed variable v, substituted into the values found before it.
+bool record_value(Solving& st, int32_t v, const Rational& r) {
+  for (auto& [w, wr] : st.value) {
+    auto s = substitute(wr, v, r);
+    if (!s) return false;
+    wr = *s;
+  }
+  st.value[v] = r;
+  return true;
+}
+
+// Stage 1: Gaussian elimination on unit coefficients, which solves without division. The
+// latest variable with a unit coefficient goes first (inner sums before outer ones). `rest`
+// keeps the equalities not used; false on overflow.
+bool solve_unit_coefficients(Solving& st, std::vector<Affine>& rest) {
+  const int p = static_cast<int>(st.vars.size());
+  for (;;) {
+    int best_eq = -1, best_pos = -1;
+    for (int q = p - 1; q >= 0 && best_eq < 0; --q) {
+      if (st.solved[q]) continue;
+      for (size_t e = 0; e < rest.size(); ++e) {
+        int64_t c = rest[e].coeff(st.vars[q].var);
+        if (c == 1 || c == -1) {
+          best_eq = static_cast<int>(e);
+          best_pos = q;
+          break;
+        }
+      }
+    }
+    if (best_eq < 0) return true;
+    const int32_t v = st.vars[best_pos].var;
+    const Affine e = rest[best_eq];
+    const int64_t c = e.coeff(v);
+    // e = c·v + r == 0  =>  v = -r/c = c·(c·v - e), as c = ±1.
+    auto diff = Affine::sub(Affine::var(v, c), e);
+    if (!diff) return false;
+    auto val = Affine::scale(*diff, c);
+    if (!val) return false;
+    rest.erase(rest.begin() + best_eq);
+    for (auto& other : rest) {
+      auto s = other.substitute(v, *val);
+      if (!s) return false;
+      other = *s;
+    }
+    if (!record_value(st, v, Rational{*val, 1})) return false;
+    st.solved[best_pos] = true;
+  }
+}
+
+// A maximal independent set of the summed variables not yet solved that the equalities `hard`
+// mention (latest first), in their order; nullopt on overflow.
+std::optional<std::vector<int32_t>> independent_variables(const Solving& st,
+                                                          const std::vector<Affine>& hard) {
+  std::vector<int32_t> pivots;  // in descending position order while choosing
+  for (int q = static_cast<int>(st.vars.size()) - 1; q >= 0; --q) {
+    if (st.solved[q]) continue;
+    bool mentioned = false;
+    for (const auto& e : hard) mentioned = mentioned || e.mentions(st.vars[q].var);
+    if (!mentioned) continue;
+    std::vector<int32_t> trial = pivots;
+    trial.push_back(st.vars[q].var);
+    auto rank = column_rank(hard, trial);
+    if (!rank) return std::nullopt;
+    if (*rank == static_cast<int>(trial.size())) pivots = trial;
+  }
+  std::reverse(pivots.begin(), pivots.end());
+  return pivots;
+}
+
+// Stage 2: the equalities `hard` (only non-unit coefficients left) solved for an independent
+// set P of the remaining summed variables, keeping the others: B·s_P = -(rest of the
+// equalities), exactly over the integers (Smith normal form). Equalities the solution leaves go
+// to `zero`, its lattice conditions to `divisible`.
+Outcome solve_by_smith_normal_form(Solving& st, const std::vector<Affine>& hard,
+                                   std::vector<Affine>& zero,
+                                   std::vector<std::pair<Affine, int64_t>>& divisible) {
+  auto pivots = independent_variables(st, hard);
+  if (!pivots) return Outcome::Overflow;
+  IntMatrix B(static_cast<int>(hard.size()), static_cast<int>(pivots->size()));
+  std::vector<Affine> rhs;
+  for (size_t r = 0; r < hard.size(); ++r) {
+    Affine others = hard[r];
+    for (size_t k = 0; k < pivots->size(); ++k) {
+      B.at(int(r), int(k)) = hard[r].coeff((*pivots)[k]);
+      others = *others.substitute((*pivots)[k], Affine());  // dropping a term cannot overflow
+    }
+    auto neg = Affine::scale(others, -1);
+    if (!neg) return Outcome::Overflow;
+    rhs.push_back(*neg);
+  }
+  auto snf = smith_normal_form(B);
+  if (!snf) return Outcome::Overflow;
+  auto sol = integer_solutions(*snf, rhs);
+  if (!sol) return Outcome::Overflow;
+  if (sol->empty) return Outcome::Empty;
+  // B has full column rank, so there is no kernel: every pivot is pinned.
+  for (const auto& z : sol->zero) zero.push_back(z);
+  divisible = sol->divisible;
+  for (size_t k = 0; k < pivots->size(); ++k) {
+    if (!record_value(st, (*pivots)[k], Rational{sol->particular[k], sol->divisor[k]})) {
+      return Outcome::Overflow;
+    }
+    for (size_t q = 0; q < st.vars.size(); ++q) {
+      if (st.vars[q].var == (*pivots)[k]) st.solved[q] = true;
+    }
+  }
+  return Outcome::Done;
+}
+
+// The guard's conditions: the equalities `zero` left over, then the ranges 0 <= v and
+// v <= extent - 1 of each solved v, with every solved value substituted (a rational r >= 0 is
+// its numerator >= 0: the divisor is positive). Constant-true ones and duplicates are dropped.
+Outcome add_conditions(const Solving& st, const std::vector<Affine>& zero,
+                       std::vector<Pred>& conditions) {
+  auto add_condition = [&](Pred c) {
+    if (std::find(conditions.begin(), conditions.end(), c) == conditions.end()) {
+      conditions.push_back(std::move(c));
+    }
+  };
+  for (const auto& e : zero) {
+    auto c = normalize_zero(e);
+    if (!c) return Outcome::Overflow;
+    if (c->false_) return Outcome::Empty;
+    if (!c->true_) add_condition(Pred::eq0(c->expr));
+  }
+  auto in_terms_of_kept = [&](const Affine& e) -> std::optional<Rational> {
+    Rational r{e, 1};
+    for (const auto& [w, wr] : st.value) {
+      auto s = substitute(r, w, wr);
+      if (!s) return std::nullopt;
+      r = *s;
+    }
+    return r;
+  };
+  for (size_t q = 0; q < st.vars.size(); ++q) {
+    if (!st.solved[q]) continue;
+    const int32_t v = st.vars[q].var;
+    auto upper = Affine::sub(st.vars[q].extent, Affine::var(v));
+    if (!upper) return Outcome::Overflow;
+    upper = Affine::sub(*upper, Affine::constant(1));
+    if (!upper) return Outcome::Overflow;
+    for (const Affine& e : {Affine::var(v), *upper}) {
+      auto r = in_terms_of_kept(e);
+      if (!r) return Outcome::Overflow;
+      Pred c = Pred::ge0(fm::tighten(r->num));
+      if (c.kind == Pred::Kind::False) return Outcome::Empty;
+      if (c.kind != Pred::Kind::True) add_condition(std::move(c));
+    }
+  }
+  return Outcome::Done;
+}
+
 }  // namespace
 
 std::optional<SumElimination> eliminate_sums(const std::vector<SummedVar>& vars,
@@ -60,154 +223,35 @@ std::optional<SumElimination> eliminate_sums(const std::vector<SummedVar>& vars,
     e.empty = true;
     return e;
   };
-  std::vector<bool> solved(p, false);
-  std::map<int32_t, Rational> value;  // summed var -> value
+  Solving st{vars, std::vector<bool>(p, false), {}};
   std::vector<Affine> rest = eqs;
-
-  // Stage 1: Gaussian elimination on unit coefficients, which solves without division. The
-  // latest variable with a unit coefficient goes first (inner sums before outer ones).
-  for (;;) {
-    int best_eq = -1, best_pos = -1;
-    for (int q = p - 1; q >= 0 && best_eq < 0; --q) {
-      if (solved[q]) continue;
-      for (size_t e = 0; e < rest.size(); ++e) {
-        int64_t c = rest[e].coeff(vars[q].var);
-        if (c == 1 || c == -1) {
-          best_eq = static_cast<int>(e);
-          best_pos = q;
-          break;
-        }
-      }
-    }
-    if (best_eq < 0) break;
-    const int32_t v = vars[best_pos].var;
-    const Affine e = rest[best_eq];
-    const int64_t c = e.coeff(v);
-    // e = c·v + r == 0  =>  v = -r/c = c·(c·v - e), as c = ±1.
-    auto diff = Affine::sub(Affine::var(v, c), e);
-    if (!diff) return std::nullopt;
-    auto val = Affine::scale(*diff, c);
-    if (!val) return std::nullopt;
-    rest.erase(rest.begin() + best_eq);
-    for (auto& other : rest) {
-      auto s = other.substitute(v, *val);
-      if (!s) return std::nullopt;
-      other = *s;
-    }
-    for (auto& [w, r] : value) {
-      auto s = substitute(r, v, Rational{*val, 1});
-      if (!s) return std::nullopt;
-      r = *s;
-    }
-    value[v] = Rational{*val, 1};
-    solved[best_pos] = true;
-  }
+  if (!solve_unit_coefficients(st, rest)) return std::nullopt;
 
   // Equalities left: those without unsolved summed variables are guards; the others have only
   // non-unit coefficients and go to the Smith normal form.
   std::vector<Affine> zero, hard;
   for (const auto& e : rest) {
     bool summed = false;
-    for (int q = 0; q < p; ++q) summed = summed || (!solved[q] && e.mentions(vars[q].var));
+    for (int q = 0; q < p; ++q) summed = summed || (!st.solved[q] && e.mentions(vars[q].var));
     (summed ? hard : zero).push_back(e);
   }
-
-  // Stage 2: pick a maximal independent set P of the remaining summed variables (latest first),
-  // keep the others, and solve B·s_P = -(rest of the equalities) exactly over the integers.
   if (!hard.empty()) {
-    std::vector<int32_t> pivots;  // in descending position order while choosing
-    for (int q = p - 1; q >= 0; --q) {
-      if (solved[q]) continue;
-      bool mentioned = false;
-      for (const auto& e : hard) mentioned = mentioned || e.mentions(vars[q].var);
-      if (!mentioned) continue;
-      std::vector<int32_t> trial = pivots;
-      trial.push_back(vars[q].var);
-      auto rank = column_rank(hard, trial);
-      if (!rank) return std::nullopt;
-      if (*rank == static_cast<int>(trial.size())) pivots = trial;
-    }
-    std::reverse(pivots.begin(), pivots.end());
-    IntMatrix B(static_cast<int>(hard.size()), static_cast<int>(pivots.size()));
-    std::vector<Affine> rhs;
-    for (size_t r = 0; r < hard.size(); ++r) {
-      Affine others = hard[r];
-      for (size_t k = 0; k < pivots.size(); ++k) {
-        B.at(int(r), int(k)) = hard[r].coeff(pivots[k]);
-        others = *others.substitute(pivots[k], Affine());  // dropping a term cannot overflow
-      }
-      auto neg = Affine::scale(others, -1);
-      if (!neg) return std::nullopt;
-      rhs.push_back(*neg);
-    }
-    auto snf = smith_normal_form(B);
-    if (!snf) return std::nullopt;
-    auto sol = integer_solutions(*snf, rhs);
-    if (!sol) return std::nullopt;
-    if (sol->empty) return empty();
-    // B has full column rank, so there is no kernel: every pivot is pinned.
-    for (const auto& z : sol->zero) zero.push_back(z);
-    out.divisible = sol->divisible;
-    for (size_t k = 0; k < pivots.size(); ++k) {
-      Rational r{sol->particular[k], sol->divisor[k]};
-      for (auto& [w, wr] : value) {
-        auto s = substitute(wr, pivots[k], r);
-        if (!s) return std::nullopt;
-        wr = *s;
-      }
-      value[pivots[k]] = r;
-      for (int q = 0; q < p; ++q) {
-        if (vars[q].var == pivots[k]) solved[q] = true;
-      }
-    }
+    const Outcome solved = solve_by_smith_normal_form(st, hard, zero, out.divisible);
+    if (solved == Outcome::Overflow) return std::nullopt;
+    if (solved == Outcome::Empty) return empty();
   }
 
   for (int q = 0; q < p; ++q) {
-    if (solved[q]) {
-      const Rational& r = value.at(vars[q].var);
+    if (st.solved[q]) {
+      const Rational& r = st.value.at(vars[q].var);
       out.solved.push_back(SolvedVar{vars[q].var, r.num, r.div});
     } else {
       out.kept.push_back(vars[q].var);
     }
   }
-
-  auto add_condition = [&](Pred c) {
-    if (std::find(out.conditions.begin(), out.conditions.end(), c) == out.conditions.end()) {
-      out.conditions.push_back(std::move(c));
-    }
-  };
-  for (const auto& e : zero) {
-    auto c = normalize_zero(e);
-    if (!c) return std::nullopt;
-    if (c->false_) return empty();
-    if (!c->true_) add_condition(Pred::eq0(c->expr));
-  }
-  // Ranges 0 <= v and v <= extent - 1 of each solved v, with every solved value substituted;
-  // a rational r >= 0 is its numerator >= 0 (the divisor is positive).
-  auto in_terms_of_kept = [&](const Affine& e) -> std::optional<Rational> {
-    Rational r{e, 1};
-    for (const auto& [w, wr] : value) {
-      auto s = substitute(r, w, wr);
-      if (!s) return std::nullopt;
-      r = *s;
-    }
-    return r;
-  };
-  for (int q = 0; q < p; ++q) {
-    if (!solved[q]) continue;
-    const int32_t v = vars[q].var;
-    auto upper = Affine::sub(vars[q].extent, Affine::var(v));
-    if (!upper) return std::nullopt;
-    upper = Affine::sub(*upper, Affine::constant(1));
-    if (!upper) return std::nullopt;
-    for (const Affine& e : {Affine::var(v), *upper}) {
-      auto r = in_terms_of_kept(e);
-      if (!r) return std::nullopt;
-      Pred c = Pred::ge0(fm::tighten(r->num));
-      if (c.kind == Pred::Kind::False) return empty();
-      if (c.kind != Pred::Kind::True) add_condition(std::move(c));
-    }
-  }
+  const Outcome guarded = add_conditions(st, zero, out.conditions);
+  if (guarded == Outcome::Overflow) return std::nullopt;
+  if (guarded == Outcome::Empty) return empty();
   return out;
 }
 

@@ -63,6 +63,9 @@ class Machine {
   bool run_call(const ir::Stmt& s, const ir::CallOp& op);
   // eval_prim.cpp
   bool run_prim(const ir::Stmt& s, const ir::PrimOp& op);
+  void charge_prim(const ir::PrimOp& op, const PrimInfo& info);
+  // Whether the primitive's result is a strong zero whatever its value (mask propagation).
+  bool strong_zero_result(const ir::PrimOp& op) const;
   // eval_regions.cpp
   bool run_gen(const ir::Stmt& s, const ir::GenOp& op);
   bool run_reduce(const ir::Stmt& s, const ir::ReduceOp& op);

@@ -293,55 +293,66 @@ std::optional<Site> first_site(ir::Function& g) {
   return site;
 }
 
-// g with the loop of `site` batched.
-void batch(ir::Function& g, const Site& site) {
-  Stmt& rs = site.block->stmts[site.r];
-  Block& body = *ir::index_body_of(rs);
-  const std::vector<ir::IndexVar> ivars = *ir::index_vars_of(rs);
-  const Stmt loop_stmt = body.stmts[site.l];
-  const auto& loop = *loop_stmt.as<ir::LoopOp>();
-  const Span span = loop_stmt.span;
+// A read at the top of the per-point step of a tensor from outside R, at a position that moves
+// with both the point and the step (A[i, t]), and the step's slice of its table (once made).
+struct MovingRead {
+  size_t at;  // statement of the per-point step
+  VarId slice = -1;
+};
 
-  // The prelude, whole (for the initial state) and the part every step reads.
+// The parts of a site's loop that batching places apart: R's body before the loop, whole (for
+// the initial state) and the part every step reads; the loop's body, what all points of a step
+// share and what is per point; and the per-point step's moving reads.
+struct LoopParts {
   Block prelude;
   Block step_prelude;
-  for (size_t k = 0; k < site.l; ++k) {
-    if (site.prelude[k]) prelude.stmts.push_back(body.stmts[k]);
-    if (site.step_prelude[k]) step_prelude.stmts.push_back(body.stmts[k]);
-  }
-  // Statements at the top of the loop body that vary only with the step: read once per step.
-  ir::VarSet per_point(ivars.size());
-  for (const auto& iv : ivars) per_point.insert(iv.var);
-  for (const auto& s : prelude.stmts) per_point.insert(s.results.begin(), s.results.end());
-  per_point.insert(loop.state[0]);
   Block shared_step;
   Block point_step;
+  std::vector<MovingRead> moving;
+};
+
+// The prelude of the site's loop in R's body `body`, whole and the part every step reads.
+void split_prelude(const Site& site, const Block& body, LoopParts& parts) {
+  for (size_t k = 0; k < site.l; ++k) {
+    if (site.prelude[k]) parts.prelude.stmts.push_back(body.stmts[k]);
+    if (site.step_prelude[k]) parts.step_prelude.stmts.push_back(body.stmts[k]);
+  }
+}
+
+// The loop's body split into the statements that vary only with the step (read once per step)
+// and those that vary with the point; returns the variables that vary with the point.
+ir::VarSet split_step(const ir::LoopOp& loop, const std::vector<ir::IndexVar>& ivars,
+                      LoopParts& parts) {
+  ir::VarSet per_point(ivars.size());
+  for (const auto& iv : ivars) per_point.insert(iv.var);
+  for (const auto& s : parts.prelude.stmts) per_point.insert(s.results.begin(), s.results.end());
+  per_point.insert(loop.state[0]);
   for (const auto& s : loop.body.stmts) {
     const auto uses = stmt_uses(s);
     const bool varies =
         std::any_of(uses.begin(), uses.end(), [&](VarId v) { return per_point.count(v) != 0; });
     if (varies) {
       per_point.insert(s.results.begin(), s.results.end());
-      point_step.stmts.push_back(s);
+      parts.point_step.stmts.push_back(s);
     } else {
-      shared_step.stmts.push_back(s);
+      parts.shared_step.stmts.push_back(s);
     }
   }
-  point_step.results = loop.body.results;
+  parts.point_step.results = loop.body.results;
+  return per_point;
+}
 
-  // Reads at the top of the per-point step of a tensor from outside R, at positions that move
-  // with both the point and the step (A[i, t]): the loop reads a slice of a table of them per
-  // step instead (Xt = X[t]; Xt[i]), so reverse mode scatters each step's slice of the
-  // cotangent (transpose.h's stepped reads) rather than carrying a dense cotangent of A.
+// The moving reads of the per-point step: the loop reads a slice of a table of them per step
+// instead (Xt = X[t]; Xt[i]), so reverse mode scatters each step's slice of the cotangent
+// (transpose.h's stepped reads) rather than carrying a dense cotangent of A.
+std::vector<MovingRead> moving_reads(const Stmt& rs, const ir::LoopOp& loop,
+                                     const std::vector<ir::IndexVar>& ivars,
+                                     const Block& point_step, const ir::VarSet& per_point) {
   std::unordered_set<VarId> point_vars(per_point.begin(), per_point.end());
   ir::VarSet outer_bound;
   collect_bound(rs, outer_bound);
   for (const auto& iv : ivars) outer_bound.insert(iv.var);
-  struct Moving {
-    size_t at;  // statement of point_step
-    VarId slice = -1;
-  };
-  std::vector<Moving> moving;
+  std::vector<MovingRead> moving;
   for (size_t k = 0; k < point_step.stmts.size(); ++k) {
     const auto* r = point_step.stmts[k].as<ir::IndexOp>();
     if (r == nullptr || !r->tensor.is_var || outer_bound.count(r->tensor.var) != 0) continue;
@@ -362,127 +373,157 @@ void batch(ir::Function& g, const Site& site) {
     }
     if (affine_only && on_point && on_step) moving.push_back({k, -1});
   }
+  return moving;
+}
 
-  ir::Builder bld(g);
-  auto fresh_ivars = [&](ir::CloneMap& map) {
-    std::vector<ir::IndexVar> out;
-    for (const auto& iv : ivars) {
-      const VarId v = bld.index_var(g.vars[static_cast<size_t>(iv.var)].name);
-      out.push_back(ir::IndexVar{v, iv.extent});
-      map.atoms[iv.var] = ir::Atom::of(v);
+// Writes the statements that run a site's loop batched over R's points (`ivars`), at the
+// builder's position: its trip count, the moving reads' tables, the initial states and the
+// batched loop.
+class BatchedLoopWriter {
+ public:
+  BatchedLoopWriter(ir::Function& g, ir::Builder& bld, const std::vector<ir::IndexVar>& ivars,
+                    const ir::LoopOp& loop, const Span& span)
+      : g_(g), bld_(bld), ivars_(ivars), loop_(loop), span_(span) {}
+
+  // The trip count, computed before R by a copy of the statements `chain` of R's body.
+  ir::Atom trip_count(const Block& chain) {
+    ir::CloneMap count_map;
+    ir::Atom count = loop_.count;
+    append_copy(chain, count_map);
+    if (count.is_var && count_map.atoms.count(count.var) != 0) {
+      count = count_map.atoms.at(count.var);
     }
-    return out;
-  };
-  // The trip count, computed before R.
-  Block chain;
-  for (size_t k : site.count_chain) chain.stmts.push_back(body.stmts[k]);
-  ir::CloneMap count_map;
-  ir::Atom count = loop.count;
-  // Appends a copy of `src` at the builder's position; returns the copy's results.
-  auto append_copy = [&](const Block& src, ir::CloneMap& map) {
-    Block copy = ir::clone_block(g, src, g, map);
-    for (auto& s : copy.stmts) bld.append(std::move(s));
-    return copy.results;
-  };
-  VarId batched = -1;
-  Block made = bld.region([&] {
-    {
-      append_copy(chain, count_map);
-      if (count.is_var && count_map.atoms.count(count.var) != 0) {
-        count = count_map.atoms.at(count.var);
-      }
+    return count;
+  }
+
+  // T = max(count, 0), the tables' first extent, and per moving read its table; the read
+  // becomes the point's element of the step's slice, read in the shared step.
+  void step_tables(const ir::Atom& count, LoopParts& parts) {
+    const std::string t_name = bld_.fresh_size_name("T");
+    const VarId t = bld_.named(bld_.prim(Prim::Max, {count, ir::Atom::i64(0)}, span_), t_name);
+    g_.size_vars.push_back(ir::SizeVar{t_name, t, -1, {}, 0});
+    for (auto& m : parts.moving) {
+      Stmt& read_stmt = parts.point_step.stmts[m.at];
+      const auto read = *read_stmt.as<ir::IndexOp>();
+      const VarId table = step_table(read, read_stmt.span, t_name);
+      // In the loop: the step's slice, and the point's element of it.
+      m.slice = g_.new_var(g_.vars[static_cast<size_t>(read.tensor.var)].name + "_step", [&] {
+        Type st = g_.type_of(table);
+        st.shape.erase(st.shape.begin());
+        return st;
+      }());
+      parts.shared_step.stmts.push_back(
+          Stmt{{m.slice},
+               ir::IndexOp{ir::Atom::of(table), {ir::affine_index(Affine::var(loop_.iter))}},
+               read_stmt.span});
+      ir::IndexOp element{ir::Atom::of(m.slice), {}};
+      for (const auto& iv : ivars_)
+        element.indices.push_back(ir::affine_index(Affine::var(iv.var)));
+      read_stmt.op = std::move(element);
     }
-    if (!moving.empty()) {
-      // T = max(count, 0), the tables' first extent, and per moving read its table.
-      const std::string t_name = bld.fresh_size_name("T");
-      const VarId t = bld.named(bld.prim(Prim::Max, {count, ir::Atom::i64(0)}, span), t_name);
-      g.size_vars.push_back(ir::SizeVar{t_name, t, -1, {}, 0});
-      for (auto& m : moving) {
-        Stmt& read_stmt = point_step.stmts[m.at];
-        const auto read = *read_stmt.as<ir::IndexOp>();
-        ir::CloneMap map;
-        const VarId step = bld.index_var(g.vars[static_cast<size_t>(loop.iter)].name);
-        std::vector<ir::IndexVar> tiv{ir::IndexVar{step, SizeExpr::var(t_name)}};
-        const auto piv = fresh_ivars(map);
-        tiv.insert(tiv.end(), piv.begin(), piv.end());
-        const VarId table = bld.gen(
-            tiv,
-            [&] {
-              std::vector<ir::IndexExpr> at;
-              for (const auto& ix : read.indices) {
-                std::optional<Affine> a = ix.affine;
-                for (const auto& iv : ivars) {
-                  if (a) a = a->substitute(iv.var, Affine::var(map.atoms.at(iv.var).var));
-                }
-                if (a) a = a->substitute(loop.iter, Affine::var(step));
-                if (!a) throw std::logic_error("loop-batch: an index overflows");
-                at.push_back(ir::affine_index(*a));
-              }
-              return ir::Atom::of(bld.index(read.tensor, at, read_stmt.span));
-            },
-            span);
-        // In the loop: the step's slice, and the point's element of it.
-        m.slice = g.new_var(g.vars[static_cast<size_t>(read.tensor.var)].name + "_step", [&] {
-          Type st = g.type_of(table);
-          st.shape.erase(st.shape.begin());
-          return st;
-        }());
-        shared_step.stmts.push_back(
-            Stmt{{m.slice},
-                 ir::IndexOp{ir::Atom::of(table), {ir::affine_index(Affine::var(loop.iter))}},
-                 read_stmt.span});
-        ir::IndexOp element{ir::Atom::of(m.slice), {}};
-        for (const auto& iv : ivars)
-          element.indices.push_back(ir::affine_index(Affine::var(iv.var)));
-        read_stmt.op = std::move(element);
-      }
-    }
+  }
+
+  // The initial state of every point: `for I. { prelude; init }`.
+  VarId initial_states(const Block& prelude) {
     ir::CloneMap init_map;
     const auto init_ivars = fresh_ivars(init_map);
-    const VarId init = bld.gen(
+    return bld_.gen(
         init_ivars,
         [&] {
           append_copy(prelude, init_map);
-          return init_map.atoms.count(loop.init[0].var) != 0 && loop.init[0].is_var
-                     ? init_map.atoms.at(loop.init[0].var)
-                     : loop.init[0];
+          return init_map.atoms.count(loop_.init[0].var) != 0 && loop_.init[0].is_var
+                     ? init_map.atoms.at(loop_.init[0].var)
+                     : loop_.init[0];
         },
-        span);
-    auto out = bld.loop_for(
+        span_);
+  }
+
+  // The loop over the states of all points, `loop S = init for t < count { shared step;
+  // for I. { step prelude; per-point step at S[I] } }`; returns its final states.
+  VarId batched_loop(VarId init, const ir::Atom& count, const LoopParts& parts) {
+    auto out = bld_.loop_for(
         {ir::Atom::of(init)}, count,
         [&](const std::vector<VarId>& st, VarId iter) {
           ir::CloneMap map;
-          map.atoms[loop.iter] = ir::Atom::of(iter);
-          append_copy(shared_step, map);
+          map.atoms[loop_.iter] = ir::Atom::of(iter);
+          append_copy(parts.shared_step, map);
           const auto point_ivars = fresh_ivars(map);
-          const VarId next = bld.gen(
+          const VarId next = bld_.gen(
               point_ivars,
               [&] {
-                append_copy(step_prelude, map);
+                append_copy(parts.step_prelude, map);
                 std::vector<ir::IndexExpr> at;
                 at.reserve(point_ivars.size());
                 for (const auto& iv : point_ivars) {
                   at.push_back(ir::affine_index(Affine::var(iv.var)));
                 }
-                map.atoms[loop.state[0]] = ir::Atom::of(bld.index(ir::Atom::of(st[0]), at, span));
-                const auto rest = append_copy(point_step, map);
+                map.atoms[loop_.state[0]] =
+                    ir::Atom::of(bld_.index(ir::Atom::of(st[0]), at, span_));
+                const auto rest = append_copy(parts.point_step, map);
                 return rest[0];
               },
-              span);
+              span_);
           return std::vector<ir::Atom>{ir::Atom::of(next)};
         },
-        {g.vars[static_cast<size_t>(loop.state[0])].name},
-        g.vars[static_cast<size_t>(loop.iter)].name, span);
-    batched = out[0];
-    return std::vector<ir::Atom>{};
-  });
+        {g_.vars[static_cast<size_t>(loop_.state[0])].name},
+        g_.vars[static_cast<size_t>(loop_.iter)].name, span_);
+    return out[0];
+  }
 
-  // R reads its point's final state.
-  ir::IndexOp read{ir::Atom::of(batched), {}};
-  for (const auto& iv : ivars) read.indices.push_back(ir::affine_index(Affine::var(iv.var)));
-  body.stmts[site.l] = Stmt{{loop_stmt.results[0]}, std::move(read), span};
-  // The prelude statements that only the loop read are dead now (the initial state's
-  // generator computes them).
+ private:
+  // Fresh index variables over R's ranges, R's mapped to them in `map`.
+  std::vector<ir::IndexVar> fresh_ivars(ir::CloneMap& map) {
+    std::vector<ir::IndexVar> out;
+    for (const auto& iv : ivars_) {
+      const VarId v = bld_.index_var(g_.vars[static_cast<size_t>(iv.var)].name);
+      out.push_back(ir::IndexVar{v, iv.extent});
+      map.atoms[iv.var] = ir::Atom::of(v);
+    }
+    return out;
+  }
+
+  // Appends a copy of `src` at the builder's position; returns the copy's results.
+  std::vector<ir::Atom> append_copy(const Block& src, ir::CloneMap& map) {
+    Block copy = ir::clone_block(g_, src, g_, map);
+    for (auto& s : copy.stmts) bld_.append(std::move(s));
+    return copy.results;
+  }
+
+  // The table of a moving read, `for t: T, I. A[...]` (the read at step t and point I).
+  VarId step_table(const ir::IndexOp& read, const Span& read_span, const std::string& t_name) {
+    ir::CloneMap map;
+    const VarId step = bld_.index_var(g_.vars[static_cast<size_t>(loop_.iter)].name);
+    std::vector<ir::IndexVar> tiv{ir::IndexVar{step, SizeExpr::var(t_name)}};
+    const auto piv = fresh_ivars(map);
+    tiv.insert(tiv.end(), piv.begin(), piv.end());
+    return bld_.gen(
+        tiv,
+        [&] {
+          std::vector<ir::IndexExpr> at;
+          for (const auto& ix : read.indices) {
+            std::optional<Affine> a = ix.affine;
+            for (const auto& iv : ivars_) {
+              if (a) a = a->substitute(iv.var, Affine::var(map.atoms.at(iv.var).var));
+            }
+            if (a) a = a->substitute(loop_.iter, Affine::var(step));
+            if (!a) throw std::logic_error("loop-batch: an index overflows");
+            at.push_back(ir::affine_index(*a));
+          }
+          return ir::Atom::of(bld_.index(read.tensor, at, read_span));
+        },
+        span_);
+  }
+
+  ir::Function& g_;
+  ir::Builder& bld_;
+  const std::vector<ir::IndexVar>& ivars_;
+  const ir::LoopOp& loop_;
+  Span span_;
+};
+
+// Removes the prelude statements of R's body that only the loop read (the initial state's
+// generator computes them now).
+void drop_dead_prelude(const Site& site, Block& body) {
   for (size_t k = site.l; k-- > 0;) {
     if (!site.prelude[k]) continue;
     std::unordered_set<VarId> live;
@@ -497,6 +538,40 @@ void batch(ir::Function& g, const Site& site) {
       body.stmts.erase(body.stmts.begin() + static_cast<std::ptrdiff_t>(k));
     }
   }
+}
+
+// g with the loop of `site` batched.
+void batch(ir::Function& g, const Site& site) {
+  Stmt& rs = site.block->stmts[site.r];
+  Block& body = *ir::index_body_of(rs);
+  const std::vector<ir::IndexVar> ivars = *ir::index_vars_of(rs);
+  const Stmt loop_stmt = body.stmts[site.l];
+  const auto& loop = *loop_stmt.as<ir::LoopOp>();
+  const Span span = loop_stmt.span;
+
+  LoopParts parts;
+  split_prelude(site, body, parts);
+  const ir::VarSet per_point = split_step(loop, ivars, parts);
+  parts.moving = moving_reads(rs, loop, ivars, parts.point_step, per_point);
+
+  ir::Builder bld(g);
+  BatchedLoopWriter writer(g, bld, ivars, loop, span);
+  Block chain;
+  for (size_t k : site.count_chain) chain.stmts.push_back(body.stmts[k]);
+  VarId batched = -1;
+  Block made = bld.region([&] {
+    const ir::Atom count = writer.trip_count(chain);
+    if (!parts.moving.empty()) writer.step_tables(count, parts);
+    const VarId init = writer.initial_states(parts.prelude);
+    batched = writer.batched_loop(init, count, parts);
+    return std::vector<ir::Atom>{};
+  });
+
+  // R reads its point's final state.
+  ir::IndexOp read{ir::Atom::of(batched), {}};
+  for (const auto& iv : ivars) read.indices.push_back(ir::affine_index(Affine::var(iv.var)));
+  body.stmts[site.l] = Stmt{{loop_stmt.results[0]}, std::move(read), span};
+  drop_dead_prelude(site, body);
   site.block->stmts.insert(site.block->stmts.begin() + static_cast<std::ptrdiff_t>(site.r),
                            std::make_move_iterator(made.stmts.begin()),
                            std::make_move_iterator(made.stmts.end()));
