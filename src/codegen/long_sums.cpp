@@ -10,10 +10,11 @@ namespace cot::codegen {
 namespace {
 
 // The loops of a sum's nest into `acc` (the loop `s` and the loops nested in its body) that may
-// run in lanes.
+// run in lanes. A loop of another sum, nested in a term of this one, belongs to that sum: it was
+// marked for its own accumulator, and lanes of `acc` would not be its reduction.
 void mark_nest(Stmt& s, LocalId acc) {
   auto* f = std::get_if<For>(&s.op);
-  if (f == nullptr) return;
+  if (f == nullptr || (f->sum_of >= 0 && f->sum_of != acc)) return;
   for (Stmt& inner : f->body) mark_nest(inner, acc);
   if (!f->parallel && runs_long(*f) && !has_loop_or_buffer(f->body) && !may_fail(f->body)) {
     f->sum_into = acc;
@@ -21,9 +22,7 @@ void mark_nest(Stmt& s, LocalId acc) {
 }
 
 // Inner sums first, then the sums around them, as the lowering marked each sum when it was
-// done: a flat long loop of a sum nested in a term of another is reached again from the outer
-// sum's nest (through loops only) and then names the outer accumulator, as it always has (the
-// loop's own accumulator is then a carried value GCC still recognizes as a reduction).
+// done.
 void mark_body(Body& body) {
   for (Stmt& s : body) {
     for_each_body(s, [](Body& b) { mark_body(b); });

@@ -96,6 +96,30 @@ TEST(LongSums, only_the_innermost_loop_of_a_nest_adds_in_lanes) {
   EXPECT_EQ(loop_at(outer.body, 0).sum_into, s.acc);
 }
 
+// sum o. (sum i. in[i]) * in[o]: the inner sum's long loop adds in lanes of its own accumulator,
+// not of the outer sum's, whose nest it stands in.
+TEST(LongSums, a_sum_nested_in_a_term_of_another_keeps_its_own_accumulator) {
+  Sum inner = sum_loop(1000);
+  LoopFunction& fn = inner.fn;
+  const LocalId total = fn.new_local("total", Scalar::F64);
+  const LocalId o = fn.new_local("o", Scalar::I64);
+  const LocalId in = 0;
+  Body term = std::move(fn.body);  // inner_acc = 0; for i ... { inner_acc += in[i] }
+  term.push_back(Stmt{Assign{
+      total, prim(Prim::Add,
+                  {local(fn, total), prim(Prim::Mul, {local(fn, inner.acc),
+                                                      load(Scalar::F64, in, local(fn, o))})})}});
+  For outer{o, lit_i64(0), lit_i64(300), std::move(term)};
+  outer.sum_of = total;
+  fn.body = Body{};
+  fn.body.push_back(Stmt{Declare{total, lit_real(0)}});
+  fn.body.push_back(Stmt{std::move(outer)});
+  const LoopFunction after = mark_long_sums(fn);
+  const For& around = loop_at(after.body, 1);
+  EXPECT_EQ(around.sum_into, -1);  // its body runs a loop
+  EXPECT_EQ(loop_at(around.body, 1).sum_into, inner.acc) << print_loop_function(after);
+}
+
 // A program whose sum runs long, compiled natively with --dump-after's options: the loop IR of
 // the function is printed after the pass, and shows the pass's work.
 TEST(LoopPasses, dump_after_a_loop_pass_prints_the_loop_ir) {
