@@ -3,7 +3,8 @@
 # (`print`, primal and gradient) and the standalone C++ (`emit`, primal and gradient) of every
 # function of examples/gradbench and bench/native. A refactoring that must leave behaviour
 # unchanged compares two such directories with `diff -r` (docs/design.md §4, "Walking the IR").
-# Sources are named relative to the checkout, so two checkouts compare equal. A command that
+# Sources are named relative to the checkout and the logs name OUT as `OUT`, so two checkouts and
+# two output directories compare equal. A command that
 # runs longer than TIMEOUT seconds (default 300: the nested gradients of particle.cot take a
 # minute of CPU) leaves its file empty. SKIP names programs to leave out (SKIP=particle: quick
 # checks while iterating).
@@ -24,4 +25,7 @@ for f in examples/gradbench/*.cot bench/native/kernels.cot; do
     timeout "$limit" "$cot" emit "$f" "$fn" --grad -o "$out/$m.$fn.grad.emit" \
       >"$out/$m.$fn.grad.emit.log" 2>&1
   done
+done
+for log in "$out"/*.log; do
+  sed -i "s|$out|OUT|g" "$log"
 done
