@@ -90,13 +90,16 @@ std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& p
   ir::Function cur = f;
   const Pass* running = nullptr;
   try {
-    std::string before = ir::print_function(program, cur);
     for (int round = 0; round < options.max_rounds; ++round) {
+      // The fixed point: a round in which no pass changed the function.
+      bool round_changed = false;
       for (const Pass& pass : passes) {
         if (pass.min_level > options.level) continue;
         running = &pass;
-        cur = pass.run(program, cur);
-        prune_dynamic_sizes(cur);
+        PassResult r = pass.run(program, cur);
+        cur = std::move(r.function);
+        const bool pruned = prune_dynamic_sizes(cur);
+        round_changed = round_changed || r.changed || pruned;
         // The verifier checks f against the program's callees, which passes do not change.
         auto broken = ir::verify_function(program, cur);
         if (!broken.empty()) {
@@ -114,9 +117,7 @@ std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& p
         }
       }
       running = nullptr;
-      std::string after = ir::print_function(program, cur);
-      if (after == before) break;
-      before = std::move(after);
+      if (!round_changed) break;
     }
   } catch (const std::exception& e) {
     return PipelineError{f.name, running != nullptr ? std::string(running->name) : "pipeline",

@@ -551,7 +551,7 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
     if (!at) return std::nullopt;
     pred = at->pred;
   }
-  ir::Function h = eliminate_common_subexpressions(program, std::move(g));
+  ir::Function h = eliminate_common_subexpressions(program, std::move(g)).function;
   const std::vector<int> uses = ir::use_counts(h);
   std::vector<Probe> used;
   for (const auto& p : probes) {
@@ -727,7 +727,7 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
   const auto* loop = probed->slice.stmts.back().as<ir::LoopOp>();
   const ir::Atom count = loop->count;
   // CSE makes the saving loops read what the copies' slices compute.
-  ir::Function h = eliminate_common_subexpressions(program, std::move(g));
+  ir::Function h = eliminate_common_subexpressions(program, std::move(g)).function;
   std::vector<Probe> matches;  // the saving loops' final states, with their points
   for (const auto& p : probes) {
     auto [pb, pk] = find_stmt(h.body, p.copy);
@@ -892,18 +892,18 @@ std::optional<ir::Function> share_one(const ir::Program& program, const ir::Func
 
 }  // namespace
 
-ir::Function share_across_regions(const ir::Program& program, const ir::Function& f) {
+PassResult share_across_regions(const ir::Program& program, const ir::Function& f) {
   RegionCseStats stats;
   return share_across_regions(program, f, stats);
 }
 
-ir::Function share_across_regions(const ir::Program& program, const ir::Function& f,
-                                  RegionCseStats& stats) {
+PassResult share_across_regions(const ir::Program& program, const ir::Function& f,
+                                RegionCseStats& stats) {
   stats = {};
   std::set<CandidateKey> seen;
   // Dead statements first: a dead v costs nothing once removed, so materializing it would.
   // After each share the probes nothing merged into are dead too.
-  ir::Function cur = eliminate_dead_code(program, f);
+  ir::Function cur = eliminate_dead_code(program, f).function;
   bool changed = false;
   // Each share removes a recomputed statement, so there are at most as many shares as
   // statements (a chain of 65 nested calls needs 65: a fixed bound left work the postcondition
@@ -920,17 +920,19 @@ ir::Function share_across_regions(const ir::Program& program, const ir::Function
       next = share_one(program, cur, nullptr, &failed, k, &stats, &seen);
       if (!next) break;
     }
-    cur = eliminate_dead_code(program, *next);
+    cur = eliminate_dead_code(program, *next).function;
     changed = true;
     ++stats.shared;
   }
-  return changed ? cur : f;
+  // Without a share the dead code removed first stays: dce's work, not this pass's.
+  if (!changed) return {f, false};
+  return {std::move(cur), true};
 }
 
 std::optional<std::string> region_cse_postcondition(const ir::Program& program,
                                                     const ir::Function& f) {
   // As the pass sees it: dead statements are not work to share.
-  ir::Function g = eliminate_dead_code(program, f);
+  ir::Function g = eliminate_dead_code(program, f).function;
   Candidate c;
   if (!share_one(program, g, &c)) return std::nullopt;
   auto [b, k] = find_stmt(g.body, c.value);

@@ -21,14 +21,14 @@ def f(x: f64[n]) -> f64 {
 )";
 
 // A pass that breaks the IR: it yields a variable nobody binds.
-ir::Function break_ir(const ir::Program&, const ir::Function& f) {
+PassResult break_ir(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
   g.body.results = {ir::Atom::of(static_cast<ir::VarId>(g.vars.size() + 100))};
-  return g;
+  return {std::move(g), true};
 }
 // A pass whose postcondition never holds.
-ir::Function identity(const ir::Program&, const ir::Function& f) {
-  return f;
+PassResult identity(const ir::Program&, const ir::Function& f) {
+  return {f, false};
 }
 std::optional<std::string> never(const ir::Program&, const ir::Function&) {
   return std::string("never holds");
