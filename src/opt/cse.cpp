@@ -53,6 +53,7 @@ class Cse {
           subst_[s.results[r]] = ir::Atom::of(same->results[r]);
         }
         drop[k] = true;
+        changed_ = true;
         continue;
       }
       table_[h].push_back(&s);
@@ -73,6 +74,8 @@ class Cse {
   const std::optional<std::pair<const ir::Stmt*, const ir::Stmt*>>& violation() const {
     return violation_;
   }
+  // Whether a statement was merged into a dominating one (the renaming follows from those).
+  bool changed() const { return changed_; }
 
  private:
   void substitute(ir::Stmt& s) { substitute_uses(s, subst_); }
@@ -83,18 +86,21 @@ class Cse {
   std::unordered_map<size_t, std::vector<const ir::Stmt*>> table_;
   std::vector<size_t> scope_;  // hashes of the entries added, innermost last
   std::optional<std::pair<const ir::Stmt*, const ir::Stmt*>> violation_;
+  bool changed_ = false;
 };
 
 }  // namespace
 
-ir::Function eliminate_common_subexpressions(const ir::Program& program, const ir::Function& f) {
+PassResult eliminate_common_subexpressions(const ir::Program& program, const ir::Function& f) {
   return eliminate_common_subexpressions(program, ir::Function(f));
 }
 
-ir::Function eliminate_common_subexpressions(const ir::Program&, ir::Function&& f) {
+PassResult eliminate_common_subexpressions(const ir::Program&, ir::Function&& f) {
   ir::Function g = std::move(f);
-  Cse(g, /*check=*/false).block(g.body);
-  return g;
+  Cse cse(g, /*check=*/false);
+  cse.block(g.body);
+  const bool changed = cse.changed();
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> cse_postcondition(const ir::Program& program, const ir::Function& f) {

@@ -21,13 +21,14 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function eliminate_common_subexpressions(const ir::Program& program, const ir::Function& f);
+PassResult eliminate_common_subexpressions(const ir::Program& program, const ir::Function& f);
 // The same, rewriting f in place (a caller that tries many rewrites of a large function and
 // keeps few saves the copy).
-ir::Function eliminate_common_subexpressions(const ir::Program& program, ir::Function&& f);
+PassResult eliminate_common_subexpressions(const ir::Program& program, ir::Function&& f);
 // No statement is alpha-equal to one that dominates it.
 std::optional<std::string> cse_postcondition(const ir::Program& program, const ir::Function& f);
 

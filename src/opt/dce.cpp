@@ -218,12 +218,12 @@ const ir::Stmt* first_dead(const ir::Block& b, const std::vector<int>& uses) {
 
 }  // namespace
 
-ir::Function eliminate_dead_code(const ir::Program&, const ir::Function& f) {
+PassResult eliminate_dead_code(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
   Dce dce(g);
-  while (dce.sweep()) {
-  }
-  return g;
+  bool changed = false;
+  while (dce.sweep()) changed = true;
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> dce_postcondition(const ir::Program& program, const ir::Function& f) {

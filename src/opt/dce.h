@@ -19,10 +19,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function eliminate_dead_code(const ir::Program& program, const ir::Function& f);
+PassResult eliminate_dead_code(const ir::Program& program, const ir::Function& f);
 // No statement has all its results unused (a statement with no result counts as unused).
 std::optional<std::string> dce_postcondition(const ir::Program& program, const ir::Function& f);
 

@@ -52,14 +52,15 @@ std::unordered_set<ir::VarId> computed_dynamic_sizes(const ir::Function& f) {
   return out;
 }
 
-void prune_dynamic_sizes(ir::Function& f) {
+bool prune_dynamic_sizes(ir::Function& f) {
   bool any = false;
   for (const auto& sv : f.size_vars) any = any || sv.param < 0;
-  if (!any) return;
+  if (!any) return false;
   std::unordered_set<ir::VarId> bound;
   collect_results(f.body, bound);
-  std::erase_if(f.size_vars,
-                [&](const ir::SizeVar& sv) { return sv.param < 0 && bound.count(sv.var) == 0; });
+  return std::erase_if(f.size_vars, [&](const ir::SizeVar& sv) {
+           return sv.param < 0 && bound.count(sv.var) == 0;
+         }) > 0;
 }
 
 }  // namespace cot::opt

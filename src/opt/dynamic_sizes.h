@@ -13,7 +13,8 @@
 
 namespace cot::opt {
 
-void prune_dynamic_sizes(ir::Function& f);
+// Returns whether it dropped any.
+bool prune_dynamic_sizes(ir::Function& f);
 
 // Whether v is the variable of a dynamic size variable of f. Types name such a size, not the
 // variable, so a pass must not replace the statement that binds it by another atom.

@@ -302,11 +302,11 @@ std::optional<std::string> find_fusible_read(const ir::Program& program, const i
   return fuser.found();
 }
 
-ir::Function fuse_producers(const ir::Program& program, const ir::Function& f) {
+PassResult fuse_producers(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
-  fuse_reads(out, false);
-  return out;
+  const bool changed = fuse_reads(out, false);
+  return {std::move(out), changed};
 }
 
 std::optional<std::string> fuse_postcondition(const ir::Program& program, const ir::Function& f) {

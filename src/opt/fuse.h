@@ -20,10 +20,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function fuse_producers(const ir::Program& program, const ir::Function& f);
+PassResult fuse_producers(const ir::Program& program, const ir::Function& f);
 // No read remains that rules (a) or (b) would fuse.
 std::optional<std::string> fuse_postcondition(const ir::Program& program, const ir::Function& f);
 

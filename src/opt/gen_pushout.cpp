@@ -238,16 +238,18 @@ constexpr int kMaxRounds = 32;
 
 }  // namespace
 
-ir::Function push_out_generators(const ir::Program& program, const ir::Function& f) {
+PassResult push_out_generators(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
+  bool any = false;
   for (int round = 0; round < kMaxRounds; ++round) {
     bool changed = Pushout(out).run();
     changed = GuardReads(out).run() || changed;
     changed = fuse_reads(out, true) || changed;  // (5.21) for cost-free generators
     if (!changed) break;
+    any = true;
   }
-  return out;
+  return {std::move(out), any};
 }
 
 std::optional<std::string> gen_pushout_postcondition(const ir::Program& program,

@@ -13,10 +13,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function push_out_generators(const ir::Program& program, const ir::Function& f);
+PassResult push_out_generators(const ir::Program& program, const ir::Function& f);
 // No guard (whose result is used as 5.23 requires) has a body that yields just a generator.
 std::optional<std::string> gen_pushout_postcondition(const ir::Program& program,
                                                      const ir::Function& f);

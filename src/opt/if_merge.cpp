@@ -294,17 +294,20 @@ class IfMerger {
 
 }  // namespace
 
-ir::Function merge_ifs(const ir::Program& program, const ir::Function& f) {
+PassResult merge_ifs(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
+  bool changed = false;
   // A rewrite can enable another in a block already visited (a branch's result that became a
-  // literal, an operation moved into a branch): rounds until none fires.
+  // literal, an operation moved into a branch): rounds until none fires. Outside check mode a
+  // rule that fires (found) is applied.
   for (int round = 0; round < 8; ++round) {
     IfMerger merger(out, false);
     merger.run();
     if (!merger.found()) break;
+    changed = true;
   }
-  return out;
+  return {std::move(out), changed};
 }
 
 std::optional<std::string> if_merge_postcondition(const ir::Program& program,

@@ -29,10 +29,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function merge_ifs(const ir::Program& program, const ir::Function& f);
+PassResult merge_ifs(const ir::Program& program, const ir::Function& f);
 // No two ifs on one condition in a block that could merge; no operation to move into an if;
 // no use of c inside a branch of `if c`.
 std::optional<std::string> if_merge_postcondition(const ir::Program& program,

@@ -7,10 +7,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function inline_functions(const ir::Program& program, const ir::Function& f);
+PassResult inline_functions(const ir::Program& program, const ir::Function& f);
 // No call of a function that has a body remains.
 std::optional<std::string> no_inlinable_calls(const ir::Program& program, const ir::Function& f);
 

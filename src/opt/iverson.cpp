@@ -601,14 +601,16 @@ class Rewriter {
 
 }  // namespace
 
-ir::Function simplify_brackets(const ir::Program&, const ir::Function& f) {
+PassResult simplify_brackets(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
   Rewriter rw(g);
+  bool changed = false;
   for (int round = 0; round < 16; ++round) {
     if (!rw.run()) break;
+    changed = true;
   }
-  prune_dynamic_sizes(g);
-  return g;
+  changed = prune_dynamic_sizes(g) || changed;
+  return {std::move(g), changed};
 }
 
 namespace {

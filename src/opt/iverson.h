@@ -38,10 +38,11 @@
 #include "index/affine.h"
 #include "index/predicate.h"
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function simplify_brackets(const ir::Program& program, const ir::Function& f);
+PassResult simplify_brackets(const ir::Program& program, const ir::Function& f);
 // No guard with a constant predicate except False-guards with trivial bodies, no directly nested
 // mergeable guards, no sum whose guard fixes a summed variable by a unit-coefficient equality,
 // no sum over an empty constant range, no mergeable product of two guards (under the facts of

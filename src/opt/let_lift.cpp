@@ -71,6 +71,9 @@ class LetLift {
  public:
   explicit LetLift(ir::Function& f) : f_(f) {}
 
+  // Whether a binder was flattened.
+  bool changed() const { return changed_; }
+
   void block(ir::Block& b) {
     for (auto& s : b.stmts) {
       ir::for_each_region(s, [&](ir::Block& r) { block(r); });
@@ -100,6 +103,7 @@ class LetLift {
   void lift(std::vector<ir::IndexVar>& outer_ivars, ir::Block& outer_body,
             std::vector<ir::IndexVar>& inner_ivars, ir::Block& inner_body, const Nested& n,
             bool same_type_guard) {
+    changed_ = true;
     std::vector<ir::IndexVar> extra = std::move(inner_ivars);
     ir::Block body = std::move(inner_body);
     if (n.guard != nullptr) {
@@ -120,6 +124,7 @@ class LetLift {
   }
 
   ir::Function& f_;
+  bool changed_ = false;
 };
 
 const ir::Stmt* first_nested(const ir::Function& f, ir::Block& b) {
@@ -137,18 +142,22 @@ const ir::Stmt* first_nested(const ir::Function& f, ir::Block& b) {
 
 }  // namespace
 
-ir::Function let_lift(const ir::Program& program, const ir::Function& f) {
+PassResult let_lift(const ir::Program& program, const ir::Function& f) {
   ir::Function g = f;
+  bool changed = false;
   // Flattening first: a chain in `sum i. sum j. e` that depends on i only is one in
   // `sum i, j. e` that does not depend on j. A hoisted generator may nest one (for i. for j. e),
   // so both run again until fission changes nothing.
   for (int round = 0; round < 8; ++round) {
-    LetLift(g).block(g.body);
-    auto fissioned = loop_fission(program, g);
+    LetLift lift(g);
+    lift.block(g.body);
+    changed = changed || lift.changed();
+    auto fissioned = loop_fission(program, g);  // nullopt: nothing to fission
     if (!fissioned) break;
     g = std::move(*fissioned);
+    changed = true;
   }
-  return g;
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> let_lift_postcondition(const ir::Program& program,

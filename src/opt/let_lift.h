@@ -34,10 +34,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function let_lift(const ir::Program& program, const ir::Function& f);
+PassResult let_lift(const ir::Program& program, const ir::Function& f);
 // No gen whose body (directly or under a sole guard) only yields an inner gen; no scalar real
 // sum whose body (directly or under a sole guard) only yields an inner scalar sum; no chain
 // left that fission would hoist.

@@ -313,6 +313,9 @@ class Hoister : public ir::Rewriter<Hoister> {
  public:
   explicit Hoister(ir::Function& f) : Rewriter(f), f_(f) {}
 
+  // Whether a statement moved.
+  bool changed() const { return changed_; }
+
   // Every statement, after its regions: a region statement's invariants move before it.
   void visit(Stmt& s, ir::StmtList& out) {
     rewrite_regions(s);
@@ -337,6 +340,7 @@ class Hoister : public ir::Rewriter<Hoister> {
   void hoist_from_guard(const Stmt& s, const Region& r, const GuardPlan& gp,
                         std::vector<Stmt>& out) {
     Block& gb = r.body->stmts[gp.guard].as<ir::GuardOp>()->body;
+    changed_ = true;  // a plan moves at least one statement
     std::vector<Stmt> keep, moved;
     for (size_t k = 0; k < gb.stmts.size(); ++k) {
       (gp.moves[k] ? moved : keep).push_back(std::move(gb.stmts[k]));
@@ -373,6 +377,7 @@ class Hoister : public ir::Rewriter<Hoister> {
     const Region* r = &region;
     Plan plan = plan_hoist(f_, *r);
     if (!plan.any()) return;
+    changed_ = true;
     Block& body = *r->body;
     std::vector<Stmt> keep, guarded;
     for (size_t k = 0; k < body.stmts.size(); ++k) {
@@ -425,6 +430,7 @@ class Hoister : public ir::Rewriter<Hoister> {
   }
 
   ir::Function& f_;
+  bool changed_ = false;
 };
 
 // Finds the first statement that hoisting would move (licm_postcondition), on a copy.
@@ -470,11 +476,13 @@ class InvariantFinder : public ir::Rewriter<InvariantFinder> {
 
 }  // namespace
 
-ir::Function hoist_invariants(const ir::Program& program, const ir::Function& f) {
+PassResult hoist_invariants(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
-  Hoister(out).rewrite();
-  return out;
+  Hoister hoister(out);
+  hoister.rewrite();
+  const bool changed = hoister.changed();
+  return {std::move(out), changed};
 }
 
 std::optional<std::string> licm_postcondition(const ir::Program& program, const ir::Function& f) {

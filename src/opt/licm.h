@@ -28,10 +28,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function hoist_invariants(const ir::Program& program, const ir::Function& f);
+PassResult hoist_invariants(const ir::Program& program, const ir::Function& f);
 // No statement remains that the pass would hoist.
 std::optional<std::string> licm_postcondition(const ir::Program& program, const ir::Function& f);
 

@@ -579,7 +579,7 @@ void batch(ir::Function& g, const Site& site) {
 
 }  // namespace
 
-ir::Function batch_loops(const ir::Program& program, const ir::Function& f) {
+PassResult batch_loops(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function g = f;
   bool changed = false;
@@ -589,7 +589,8 @@ ir::Function batch_loops(const ir::Program& program, const ir::Function& f) {
     batch(g, *site);
     changed = true;
   }
-  return changed ? g : f;
+  if (!changed) return {f, false};
+  return {std::move(g), true};
 }
 
 std::optional<std::string> loop_batch_postcondition(const ir::Program& program,

@@ -30,10 +30,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function batch_loops(const ir::Program& program, const ir::Function& f);
+PassResult batch_loops(const ir::Program& program, const ir::Function& f);
 // No loop left that the pass would batch.
 std::optional<std::string> loop_batch_postcondition(const ir::Program& program,
                                                     const ir::Function& f);

@@ -74,6 +74,9 @@ class LoopNormalize {
  public:
   explicit LoopNormalize(ir::Function& f) : f_(f) {}
 
+  // Whether a rule applied (state dropped, a loop replaced); the renaming follows from those.
+  bool changed() const { return changed_; }
+
   void block(ir::Block& b) {
     std::vector<ir::Stmt> out;
     out.reserve(b.stmts.size());
@@ -91,18 +94,24 @@ class LoopNormalize {
       }
       if (auto* l = s.as<ir::LoopOp>(); l != nullptr && !l->saves_states) {
         drop_invariant_state(s, *l);
-        if (l->state.empty()) continue;  // every result now reads its initial value
+        if (l->state.empty()) {  // every result now reads its initial value
+          changed_ = true;
+          continue;
+        }
         if (!l->is_while) {
           const std::optional<int64_t> count = constant(l->count);
           if (count && *count <= 0) {
+            changed_ = true;
             for (size_t k = 0; k < s.results.size(); ++k) subst_[s.results[k]] = l->init[k];
             continue;
           }
           if (count && *count == 1) {
+            changed_ = true;
             unroll_once(s, *l, Atom::i64(0), out);
             continue;
           }
           if (auto hot = one_hot(s)) {
+            changed_ = true;
             collapse(s, *hot, out);
             continue;
           }
@@ -129,6 +138,7 @@ class LoopNormalize {
     Substitution inner;
     for (size_t k = l.state.size(); k-- > 0;) {
       if (!invariant_component(l, k)) continue;
+      changed_ = true;
       inner[l.state[k]] = l.init[k];
       subst_[s.results[k]] = l.init[k];
       const auto at = static_cast<ptrdiff_t>(k);
@@ -203,6 +213,7 @@ class LoopNormalize {
   Substitution subst_;
   std::unordered_map<VarId, int64_t> constants_;
   ir::CloneMap last_map_;
+  bool changed_ = false;
 };
 
 // The first loop normalization would change; `constants` collects the constant size reads seen
@@ -230,10 +241,12 @@ const ir::Stmt* first_unnormal(const ir::Block& b, std::unordered_map<VarId, int
 
 }  // namespace
 
-ir::Function normalize_loops(const ir::Program&, const ir::Function& f) {
+PassResult normalize_loops(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
-  LoopNormalize(g).block(g.body);
-  return g;
+  LoopNormalize normalize(g);
+  normalize.block(g.body);
+  const bool changed = normalize.changed();
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> loop_normalize_postcondition(const ir::Program& program,

@@ -31,10 +31,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function normalize_loops(const ir::Program& program, const ir::Function& f);
+PassResult normalize_loops(const ir::Program& program, const ir::Function& f);
 // No loop that does not save has an invariant state component (one whose body yields itself or
 // its initial value), and no for-loop that does not save has a constant trip count <= 1.
 std::optional<std::string> loop_normalize_postcondition(const ir::Program& program,

@@ -187,14 +187,18 @@ std::optional<ir::Function> try_splits(const ir::Function& f, bool first_only,
 
 }  // namespace
 
-ir::Function split_outputs(const ir::Program& program, const ir::Function& f) {
+PassResult split_outputs(const ir::Program& program, const ir::Function& f) {
   (void)program;
   // Until no split pays: one rewrite can make another pay that did not before it (the
   // postcondition asks it of the function the pass returns; AdIdentity's seed 1403). Each kept
   // split flattens one level of generators nested in generators, so this ends.
   ir::Function out = f;
-  while (auto g = try_splits(out, false, nullptr)) out = std::move(*g);
-  return out;
+  bool changed = false;
+  while (auto g = try_splits(out, false, nullptr)) {  // nullopt: no split pays
+    out = std::move(*g);
+    changed = true;
+  }
+  return {std::move(out), changed};
 }
 
 std::optional<std::string> output_fission_postcondition(const ir::Program& program,

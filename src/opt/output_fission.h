@@ -19,10 +19,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function split_outputs(const ir::Program& program, const ir::Function& f);
+PassResult split_outputs(const ir::Program& program, const ir::Function& f);
 // No generator left that the rewrite applies to and fusion would then remove.
 std::optional<std::string> output_fission_postcondition(const ir::Program& program,
                                                         const ir::Function& f);

@@ -31,6 +31,9 @@ class PairElim : public ir::Rewriter<PairElim> {
  public:
   explicit PairElim(ir::Function& f) : Rewriter(f), f_(f) { collect_projected(f.body, projected_); }
 
+  // Whether a projection was dropped or a result split (the renaming follows from those).
+  bool changed() const { return changed_; }
+
   void visit(ir::Stmt& s, ir::StmtList& out) {
     substitute_uses(s, subst_);
     Rewriter::visit(s, out);
@@ -41,6 +44,7 @@ class PairElim : public ir::Rewriter<PairElim> {
       auto it = tuples_.find(p.tuple.var);
       if (it != tuples_.end()) {
         subst_[s.results[0]] = it->second.at(static_cast<size_t>(p.index));
+        changed_ = true;
         return;
       }
     }
@@ -103,6 +107,7 @@ class PairElim : public ir::Rewriter<PairElim> {
       rebuilt.push_back(ir::Stmt{{v}, std::move(whole), s.span});
     }
     if (rebuilt.empty()) return;
+    changed_ = true;
     s.results = std::move(results);
     for (size_t b = 0; b < bodies.size(); ++b) bodies[b]->results = std::move(yields[b]);
   }
@@ -111,6 +116,7 @@ class PairElim : public ir::Rewriter<PairElim> {
   Substitution subst_;
   std::unordered_map<VarId, std::vector<ir::Atom>> tuples_;
   std::unordered_set<VarId> projected_;
+  bool changed_ = false;
 };
 
 const ir::Stmt* first_proj_of_tuple(const ir::Block& b, const std::unordered_set<VarId>& tuples) {
@@ -128,10 +134,12 @@ void collect_tuples(const ir::Block& b, std::unordered_set<VarId>& out) {
 
 }  // namespace
 
-ir::Function eliminate_pairs(const ir::Program&, const ir::Function& f) {
+PassResult eliminate_pairs(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
-  PairElim(g).rewrite();
-  return g;
+  PairElim elim(g);
+  elim.rewrite();
+  const bool changed = elim.changed();
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> pair_elim_postcondition(const ir::Program& program,

@@ -22,10 +22,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function eliminate_pairs(const ir::Program& program, const ir::Function& f);
+PassResult eliminate_pairs(const ir::Program& program, const ir::Function& f);
 // No projection of a variable bound by a TupleOp remains.
 std::optional<std::string> pair_elim_postcondition(const ir::Program& program,
                                                    const ir::Function& f);

@@ -399,14 +399,16 @@ class PartialEvaluator {
 
 }  // namespace
 
-ir::Function partially_evaluate(const ir::Program&, const ir::Function& f) {
+PassResult partially_evaluate(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
+  bool changed = false;
   for (int round = 0; round < 8; ++round) {
     PartialEvaluator pe(g, false);
     if (!pe.run()) break;
+    changed = true;
   }
-  prune_dynamic_sizes(g);
-  return g;
+  changed = prune_dynamic_sizes(g) || changed;
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> partial_eval_postcondition(const ir::Program&, const ir::Function& f) {

@@ -35,10 +35,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function partially_evaluate(const ir::Program& program, const ir::Function& f);
+PassResult partially_evaluate(const ir::Program& program, const ir::Function& f);
 // None of the rules above applies anywhere.
 std::optional<std::string> partial_eval_postcondition(const ir::Program& program,
                                                       const ir::Function& f);

@@ -1,6 +1,8 @@
 #include "opt/pipeline.h"
 
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -83,6 +85,42 @@ bool is_pass_name(std::string_view name) {
   return false;
 }
 
+namespace {
+
+// Checking mode (PipelineOptions::check_change_reports): a pass that reported no change must
+// have returned the function it was given, compared by printed form. A report of a change
+// whose print is identical (a pass that rewrote something into an equal form) is accepted: it
+// only costs the pipeline a round. The print of the current function is kept while passes
+// report no change, so checking prints the function about once per pass.
+class ChangeReportCheck {
+ public:
+  ChangeReportCheck(const ir::Program& program, bool on) : program_(program), on_(on) {}
+
+  // Before a pass runs on `cur`.
+  void before(const ir::Function& cur) {
+    if (on_ && !printed_) printed_ = ir::print_function(program_, cur);
+  }
+  // After it returned `r`: what is wrong, when it reported no change but prints differently.
+  std::optional<std::string> after(const PassResult& r) {
+    if (!on_) return std::nullopt;
+    if (r.changed) {
+      printed_.reset();
+      return std::nullopt;
+    }
+    if (ir::print_function(program_, r.function) == *printed_) return std::nullopt;
+    return "the pass reported no change, but the function it returned prints differently";
+  }
+  // The pipeline changed the function itself (dropped dynamic sizes).
+  void forget() { printed_.reset(); }
+
+ private:
+  const ir::Program& program_;
+  bool on_;
+  std::optional<std::string> printed_;
+};
+
+}  // namespace
+
 std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& program,
                                                             const ir::Function& f,
                                                             const PipelineOptions& options,
@@ -90,14 +128,21 @@ std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& p
   if (options.level <= 0) return f;
   ir::Function cur = f;
   const Pass* running = nullptr;
+  ChangeReportCheck check(program, options.check_change_reports);
   try {
-    std::string before = ir::print_function(program, cur);
     for (int round = 0; round < options.max_rounds; ++round) {
+      // The fixed point: a round in which no pass changed the function.
+      bool round_changed = false;
       for (const Pass& pass : passes) {
         if (pass.min_level > options.level) continue;
         running = &pass;
-        cur = pass.run(program, cur);
-        prune_dynamic_sizes(cur);
+        check.before(cur);
+        PassResult r = pass.run(program, cur);
+        if (auto lie = check.after(r)) return PipelineError{f.name, std::string(pass.name), *lie};
+        cur = std::move(r.function);
+        const bool pruned = prune_dynamic_sizes(cur);
+        if (pruned) check.forget();
+        round_changed = round_changed || r.changed || pruned;
         // The verifier checks f against the program's callees, which passes do not change.
         auto broken = ir::verify_function(program, cur);
         if (!broken.empty()) {
@@ -115,9 +160,7 @@ std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& p
         }
       }
       running = nullptr;
-      std::string after = ir::print_function(program, cur);
-      if (after == before) break;
-      before = std::move(after);
+      if (!round_changed) break;
     }
   } catch (const std::exception& e) {
     return PipelineError{f.name, running != nullptr ? std::string(running->name) : "pipeline",

@@ -1,4 +1,4 @@
-// The optimizer's named pipeline (design.md §8): the passes in order, each a pure function
+// The optimizer's named pipeline (docs/design.md §8): the passes in order, each a pure function
 // with a postcondition, run to a fixed point at an optimization level. After every pass the IR
 // verifier and the pass's postcondition run; a failure names the pass and is a compiler bug.
 //
@@ -27,8 +27,12 @@ struct PipelineOptions {
   std::string dump_after;
   std::function<void(std::string_view pass, const ir::Program& program, const ir::Function& f)>
       dump;
-  // Rounds of the whole pipeline; it stops earlier when a round changes nothing.
+  // Rounds of the whole pipeline; it stops earlier when no pass of a round reports a change.
   int max_rounds = 4;
+  // Checking mode, for tests (and COTANGENT_CHECK_CHANGE_REPORTS=1 in the library): the
+  // function is printed before and after every pass, and a pass that reported no change but
+  // returned a function that prints differently is an error naming it (pass.h, PassResult).
+  bool check_change_reports = false;
 };
 
 struct PipelineError {

@@ -71,18 +71,18 @@ std::optional<ir::Function> share_one(const ir::Program& program, const ir::Func
 
 }  // namespace
 
-ir::Function share_across_regions(const ir::Program& program, const ir::Function& f) {
+PassResult share_across_regions(const ir::Program& program, const ir::Function& f) {
   RegionCseStats stats;
   return share_across_regions(program, f, stats);
 }
 
-ir::Function share_across_regions(const ir::Program& program, const ir::Function& f,
-                                  RegionCseStats& stats) {
+PassResult share_across_regions(const ir::Program& program, const ir::Function& f,
+                                RegionCseStats& stats) {
   stats = {};
   std::set<CandidateKey> seen;
   // Dead statements first: a dead v costs nothing once removed, so materializing it would.
   // After each share the probes nothing merged into are dead too.
-  ir::Function cur = eliminate_dead_code(program, f);
+  ir::Function cur = eliminate_dead_code(program, f).function;
   bool changed = false;
   // Each share removes a recomputed statement, so there are at most as many shares as
   // statements (a chain of 65 nested calls needs 65: a fixed bound left work the postcondition
@@ -99,17 +99,19 @@ ir::Function share_across_regions(const ir::Program& program, const ir::Function
       next = share_one(program, cur, nullptr, &failed, k, &stats, &seen);
       if (!next) break;
     }
-    cur = eliminate_dead_code(program, *next);
+    cur = eliminate_dead_code(program, *next).function;
     changed = true;
     ++stats.shared;
   }
-  return changed ? cur : f;
+  // Without a share the dead code removed first stays: dce's work, not this pass's.
+  if (!changed) return {f, false};
+  return {std::move(cur), true};
 }
 
 std::optional<std::string> region_cse_postcondition(const ir::Program& program,
                                                     const ir::Function& f) {
   // As the pass sees it: dead statements are not work to share.
-  ir::Function g = eliminate_dead_code(program, f);
+  ir::Function g = eliminate_dead_code(program, f).function;
   Candidate c;
   if (!share_one(program, g, &c)) return std::nullopt;
   auto [b, k] = find_stmt(g.body, c.value);

@@ -51,6 +51,7 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
@@ -66,9 +67,9 @@ struct RegionCseStats {
 // dry are the failures older than the last share tried once more (a share may have made them
 // shareable). When that retry shares nothing, tried <= 2 * distinct + shared; each retry that
 // shares costs one more try of every older failure.
-ir::Function share_across_regions(const ir::Program& program, const ir::Function& f);
-ir::Function share_across_regions(const ir::Program& program, const ir::Function& f,
-                                  RegionCseStats& stats);
+PassResult share_across_regions(const ir::Program& program, const ir::Function& f);
+PassResult share_across_regions(const ir::Program& program, const ir::Function& f,
+                                RegionCseStats& stats);
 // No value of a region's body that a later sibling region computes again at the same points.
 std::optional<std::string> region_cse_postcondition(const ir::Program& program,
                                                     const ir::Function& f);

@@ -128,7 +128,7 @@ std::optional<ir::Function> try_share(const ir::Program& program, const ir::Func
     if (!at) return std::nullopt;
     pred = at->pred;
   }
-  ir::Function h = eliminate_common_subexpressions(program, std::move(g));
+  ir::Function h = eliminate_common_subexpressions(program, std::move(g)).function;
   const std::vector<int> uses = ir::use_counts(h);
   std::vector<Probe> used;
   for (const auto& p : probes) {

@@ -261,7 +261,7 @@ std::optional<ir::Function> try_share_trajectory(const ir::Program& program, con
   if (!probed) return std::nullopt;
   const ir::LoopOp& loop = *probed->slice.stmts.back().as<ir::LoopOp>();
   // CSE makes the saving loops read what the copies' slices compute.
-  ir::Function h = eliminate_common_subexpressions(program, std::move(g));
+  ir::Function h = eliminate_common_subexpressions(program, std::move(g)).function;
   const std::vector<Probe> matches = saving_loops_beside(h, probed->probes);
   if (matches.empty()) return std::nullopt;
 

@@ -361,14 +361,16 @@ class Simplifier {
 
 }  // namespace
 
-ir::Function simplify_algebra(const ir::Program&, const ir::Function& f) {
+PassResult simplify_algebra(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
+  bool changed = false;
   for (int round = 0; round < 8; ++round) {
     Simplifier s(g, false);
     if (!s.run()) break;
+    changed = true;
   }
-  prune_dynamic_sizes(g);
-  return g;
+  changed = prune_dynamic_sizes(g) || changed;
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> simplify_postcondition(const ir::Program&, const ir::Function& f) {

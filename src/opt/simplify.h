@@ -25,10 +25,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function simplify_algebra(const ir::Program& program, const ir::Function& f);
+PassResult simplify_algebra(const ir::Program& program, const ir::Function& f);
 // No rule above applies anywhere: no primitive whose operands are all literals and that folds
 // without error, no identity, zero, projection or literal-if pattern.
 std::optional<std::string> simplify_postcondition(const ir::Program& program,

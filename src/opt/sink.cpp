@@ -100,14 +100,17 @@ Users normalized(const Block& b) {
   return raw;
 }
 
-void sink_block(Block& b) {
+// Returns whether a statement moved (here or in a nested block).
+bool sink_block(Block& b) {
   Users users = normalized(b);
+  bool changed = false;
   std::vector<bool> moved(b.stmts.size(), false);
   for (size_t k = b.stmts.size(); k-- > 0;) {
     auto target = sink_target(b, k, users);
     if (!target) continue;
     Stmt s = std::move(b.stmts[k]);
     moved[k] = true;
+    changed = true;
     // Before the first statement of the body that uses it.
     std::vector<Stmt>& body = target->body->stmts;
     size_t at = body.size();
@@ -141,8 +144,9 @@ void sink_block(Block& b) {
   }
   b.stmts = std::move(keep);
   for (auto& s : b.stmts) {
-    ir::for_each_region(s, [](Block& body) { sink_block(body); });
+    ir::for_each_region(s, [&](Block& body) { changed = sink_block(body) || changed; });
   }
+  return changed;
 }
 
 std::optional<std::string> check_block(const ir::Program& program, const ir::Function& f,
@@ -165,11 +169,11 @@ std::optional<std::string> check_block(const ir::Program& program, const ir::Fun
 
 }  // namespace
 
-ir::Function sink_into_guards(const ir::Program& program, const ir::Function& f) {
+PassResult sink_into_guards(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
-  sink_block(out.body);
-  return out;
+  const bool changed = sink_block(out.body);
+  return {std::move(out), changed};
 }
 
 std::optional<std::string> sink_postcondition(const ir::Program& program, const ir::Function& f) {

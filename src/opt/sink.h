@@ -11,10 +11,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function sink_into_guards(const ir::Program& program, const ir::Function& f);
+PassResult sink_into_guards(const ir::Program& program, const ir::Function& f);
 // No statement (other than a loop) whose only uses are in a single guard body or a single if
 // branch of the same block.
 std::optional<std::string> sink_postcondition(const ir::Program& program, const ir::Function& f);

@@ -72,6 +72,7 @@ class TransposedCse {
       if (g == nullptr) continue;
       if (element_reads_only(b, k) && share(b, k, *g)) {
         drop[k] = true;
+        changed_ = true;
         continue;
       }
       scope_.push_back(&s);
@@ -84,6 +85,8 @@ class TransposedCse {
   const std::optional<std::pair<const ir::Stmt*, const ir::Stmt*>>& violation() const {
     return violation_;
   }
+  // Whether a generator was shared (its reads redirected and it dropped).
+  bool changed() const { return changed_; }
 
  private:
   // Every use of statement k's result is a read of one element.
@@ -147,14 +150,17 @@ class TransposedCse {
   std::vector<int> element_reads_;      // reads of one whole element, per variable
   std::vector<const ir::Stmt*> scope_;  // dominating generators, innermost last
   std::optional<std::pair<const ir::Stmt*, const ir::Stmt*>> violation_;
+  bool changed_ = false;
 };
 
 }  // namespace
 
-ir::Function share_transposed_generators(const ir::Program&, const ir::Function& f) {
+PassResult share_transposed_generators(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
-  TransposedCse(g, /*check=*/false).block(g.body);
-  return g;
+  TransposedCse cse(g, /*check=*/false);
+  cse.block(g.body);
+  const bool changed = cse.changed();
+  return {std::move(g), changed};
 }
 
 std::optional<std::string> transposed_cse_postcondition(const ir::Program& program,

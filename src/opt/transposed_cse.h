@@ -18,10 +18,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function share_transposed_generators(const ir::Program& program, const ir::Function& f);
+PassResult share_transposed_generators(const ir::Program& program, const ir::Function& f);
 // No generator whose uses are all element reads equals a dominating one up to a non-identity
 // permutation of its indices.
 std::optional<std::string> transposed_cse_postcondition(const ir::Program& program,

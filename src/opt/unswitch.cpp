@@ -151,6 +151,9 @@ class Unswitcher {
  public:
   explicit Unswitcher(ir::Function& f) : f_(f) {}
 
+  // Whether a region was split.
+  bool changed() const { return changed_; }
+
   void block(Block& b) {
     std::vector<Stmt> out;
     out.reserve(b.stmts.size());
@@ -172,6 +175,7 @@ class Unswitcher {
   std::optional<Stmt> unswitched(const Stmt& s) {
     auto p = unswitch_condition(f_, s);
     if (!p) return std::nullopt;
+    changed_ = true;
     ir::IfOp split{Atom::of(*p), specialized(s, *p, true), specialized(s, *p, false)};
     block(split.then_branch);
     block(split.else_branch);
@@ -201,6 +205,7 @@ class Unswitcher {
   }
 
   ir::Function& f_;
+  bool changed_ = false;
 };
 
 std::optional<std::string> check_block(const ir::Program& program, const ir::Function& f,
@@ -221,11 +226,13 @@ std::optional<std::string> check_block(const ir::Program& program, const ir::Fun
 
 }  // namespace
 
-ir::Function unswitch_loops(const ir::Program& program, const ir::Function& f) {
+PassResult unswitch_loops(const ir::Program& program, const ir::Function& f) {
   (void)program;
   ir::Function out = f;
-  Unswitcher(out).block(out.body);
-  return out;
+  Unswitcher unswitcher(out);
+  unswitcher.block(out.body);
+  const bool changed = unswitcher.changed();
+  return {std::move(out), changed};
 }
 
 std::optional<std::string> unswitch_postcondition(const ir::Program& program,

@@ -26,10 +26,11 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "opt/pass.h"
 
 namespace cot::opt {
 
-ir::Function unswitch_loops(const ir::Program& program, const ir::Function& f);
+PassResult unswitch_loops(const ir::Program& program, const ir::Function& f);
 // No region that unswitching would split is left.
 std::optional<std::string> unswitch_postcondition(const ir::Program& program,
                                                   const ir::Function& f);

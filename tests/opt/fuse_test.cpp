@@ -212,13 +212,14 @@ def g(x: f64[n], ct: f64) -> f64[n] { vjp(traces, x)(x, ct) }
 // Every function of the test programs and examples, and the value_and_grad of every scalar
 // one, inlined and then run through each of the four passes alone and all of them in a row: the
 // IR verifies, the postconditions hold, values agree and op counts do not grow on random inputs.
-ir::Function all_four(const ir::Program& p, const ir::Function& f) {
-  ir::Function g = opt::fuse_producers(p, f);
-  g = opt::push_out_generators(p, g);
-  g = opt::sink_into_guards(p, g);
-  g = opt::hoist_invariants(p, g);
-  g = opt::fuse_producers(p, g);
-  return opt::sink_into_guards(p, g);
+opt::PassResult all_four(const ir::Program& p, const ir::Function& f) {
+  opt::PassResult r{f, false};
+  for (opt::PassFn pass : {opt::fuse_producers, opt::push_out_generators, opt::sink_into_guards,
+                           opt::hoist_invariants, opt::fuse_producers, opt::sink_into_guards}) {
+    opt::PassResult next = pass(p, r.function);
+    r = {std::move(next.function), r.changed || next.changed};
+  }
+  return r;
 }
 
 std::optional<ir::Program> load(const std::string& text) {

@@ -23,7 +23,9 @@ using ad_test::compile;
 using ad_test::rho;
 
 // `program` with function `fn` replaced by pass(program, fn). The result must verify and satisfy
-// `post` (when given); failures are reported as test failures.
+// `post` (when given), and a pass that reports no change must return `fn` as it was (printed
+// alike, as the pipeline's check_change_reports tests it); failures are reported as test
+// failures.
 inline ir::Program run_pass(const ir::Program& program, const std::string& fn, opt::PassFn pass,
                             opt::PostconditionFn post = nullptr) {
   ir::Program out = program;
@@ -32,8 +34,12 @@ inline ir::Program run_pass(const ir::Program& program, const std::string& fn, o
     ADD_FAILURE() << "no function " << fn;
     return out;
   }
-  ir::Function g = pass(program, *f);
-  *out.find(fn) = std::move(g);
+  opt::PassResult r = pass(program, *f);
+  if (!r.changed && ir::print_function(program, r.function) != ir::print_function(program, *f)) {
+    ADD_FAILURE() << "the pass reported no change, but " << fn << " became\n"
+                  << ir::print_function(program, r.function);
+  }
+  *out.find(fn) = std::move(r.function);
   for (const auto& e : ir::verify_function(out, *out.find(fn))) {
     ADD_FAILURE() << "verifier: " << e.message << "\n" << ir::print_function(out, *out.find(fn));
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cotangent/cotangent.h"
+#include "opt/inline.h"
 #include "opt/opt_test_util.h"
 
 namespace cot::opt {
@@ -21,17 +22,38 @@ def f(x: f64[n]) -> f64 {
 )";
 
 // A pass that breaks the IR: it yields a variable nobody binds.
-ir::Function break_ir(const ir::Program&, const ir::Function& f) {
+PassResult break_ir(const ir::Program&, const ir::Function& f) {
   ir::Function g = f;
   g.body.results = {ir::Atom::of(static_cast<ir::VarId>(g.vars.size() + 100))};
-  return g;
+  return {std::move(g), true};
 }
 // A pass whose postcondition never holds.
-ir::Function identity(const ir::Program&, const ir::Function& f) {
-  return f;
+PassResult identity(const ir::Program&, const ir::Function& f) {
+  return {f, false};
 }
 std::optional<std::string> never(const ir::Program&, const ir::Function&) {
   return std::string("never holds");
+}
+// A pass that lies: it inlines (kSource calls diag and trace) but reports no change.
+PassResult inline_and_deny(const ir::Program& p, const ir::Function& f) {
+  return {inline_functions(p, f).function, false};
+}
+// A pass that reports a change it did not make: allowed (conservative), it costs rounds.
+PassResult claim_a_change(const ir::Program&, const ir::Function& f) {
+  return {f, true};
+}
+
+// How many times the pass named `name` ran (its dumps) when `passes` optimize f.
+int runs_of(const ir::Program& p, const std::vector<Pass>& passes, std::string_view name,
+            bool check = false) {
+  int runs = 0;
+  PipelineOptions o;
+  o.check_change_reports = check;
+  o.dump_after = std::string(name);
+  o.dump = [&](std::string_view, const ir::Program&, const ir::Function&) { ++runs; };
+  auto r = optimize_function(p, *p.find("f"), o, passes);
+  EXPECT_TRUE(std::holds_alternative<ir::Function>(r)) << std::get<PipelineError>(r).message;
+  return runs;
 }
 
 TEST(OptPipeline, level_zero_changes_nothing) {
@@ -77,6 +99,38 @@ TEST(OptPipeline, a_broken_postcondition_is_named) {
   ASSERT_TRUE(std::holds_alternative<PipelineError>(r));
   EXPECT_EQ(std::get<PipelineError>(r).pass, "liar");
   EXPECT_NE(std::get<PipelineError>(r).message.find("never holds"), std::string::npos);
+}
+
+TEST(OptPipeline, a_pass_that_denies_its_change_is_named_in_checking_mode) {
+  ir::Program p = opt_test::compile(kSource);
+  std::vector<Pass> passes = {{"denier", 1, inline_and_deny, nullptr, "inlines, says not"}};
+  // Believed, the report ends the pipeline after one round (the function is still inlined).
+  EXPECT_EQ(runs_of(p, passes, "denier"), 1);
+  PipelineOptions o;
+  o.check_change_reports = true;
+  auto r = optimize_function(p, *p.find("f"), o, passes);
+  ASSERT_TRUE(std::holds_alternative<PipelineError>(r));
+  const auto& e = std::get<PipelineError>(r);
+  EXPECT_EQ(e.pass, "denier");
+  EXPECT_EQ(e.function, "f");
+  EXPECT_NE(e.message.find("reported no change"), std::string::npos) << e.message;
+}
+
+TEST(OptPipeline, rounds_stop_when_no_pass_reports_a_change) {
+  ir::Program p = opt_test::compile(kSource);
+  PipelineOptions defaults;
+  // The real passes reach their fixed point and the last round reports nothing; every report
+  // holds in checking mode.
+  const int rounds = runs_of(p, pipeline_passes(), "dce", /*check=*/true);
+  EXPECT_GE(rounds, 2);
+  EXPECT_LT(rounds, defaults.max_rounds);
+  // A pass that always claims a change keeps the rounds going to the bound; checking mode
+  // accepts the claim (the print is the same, but a claimed change is never an error).
+  std::vector<Pass> claims = {{"claims", 1, claim_a_change, nullptr, "says it changed"}};
+  EXPECT_EQ(runs_of(p, claims, "claims", /*check=*/true), defaults.max_rounds);
+  // A pass that changes nothing and says so: one round.
+  std::vector<Pass> honest = {{"honest", 1, identity, nullptr, "changes nothing"}};
+  EXPECT_EQ(runs_of(p, honest, "honest", /*check=*/true), 1);
 }
 
 TEST(OptPipeline, passes_above_the_level_do_not_run) {

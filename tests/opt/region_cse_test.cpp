@@ -382,7 +382,7 @@ TEST(OptRegionCse, AFailedCandidateIsNotTriedAfterEveryShare) {
   opt::RegionCseStats stats;
   auto before = *p.find("f");
   ir::Program q = p;
-  *q.find("f") = opt::share_across_regions(p, before, stats);
+  *q.find("f") = opt::share_across_regions(p, before, stats).function;
   EXPECT_FALSE(opt::region_cse_postcondition(q, *q.find("f")).has_value());
   EXPECT_EQ(stats.shared, 6u);
   EXPECT_GE(stats.distinct, 8u + 6u);
