@@ -144,6 +144,15 @@ ExprP LoopIntervals::fold(const ExprP& e) const {
       case Prim::Select:
         if (auto c = as_bool(args[0])) return *c ? args[1] : args[2];
         break;
+      case Prim::Add:  // i64 arithmetic on literals folds (a local of one value became one)
+        if (e->type == Scalar::I64) return add_i64(args[0], args[1]);
+        break;
+      case Prim::Sub:
+        if (e->type == Scalar::I64) return sub_i64(args[0], args[1]);
+        break;
+      case Prim::Mul:
+        if (e->type == Scalar::I64) return mul_i64(args[0], args[1]);
+        break;
       default:
         break;
     }

@@ -79,12 +79,17 @@ class Forms {
 
 // Where, in (begin, end), the max and min in the bounds of the loops inside loop `f` change
 // side: each `max(x, y)` or `min(x, y)` with x - y = a * index + c (a != 0) picks the other
-// operand from the first index where x - y >= 0 changes value.
+// operand from the first index where x - y >= 0 changes value. When a bound moves with the
+// index, also where the i64 comparisons of the index alone in the body change value.
 class Cuts {
  public:
   Cuts(const Locals& locals, const For& f, int64_t begin, int64_t end)
       : locals_(locals), index_(f.var), begin_(begin), end_(end) {
     scan(f.body);
+    // The inner loops' bounds move with the index (a window or a triangle): the tests of the
+    // index alone (the flag of the points a tightened bound skips, `r + 1 < d`) cut too, so a
+    // piece where the bound is the inner loop's whole range runs a literal count.
+    if (moves_) points_.insert(tested_.begin(), tested_.end());
   }
   const std::set<int64_t>& points() const { return points_; }
 
@@ -99,7 +104,12 @@ class Cuts {
       if (const auto* l = std::get_if<For>(&s.op)) {
         bound(l->begin);
         bound(l->end);
+        for (const ExprP& e : {l->begin, l->end}) {
+          auto f = forms_.of(e);
+          moves_ = moves_ || (f && f->coef.contains(index_));
+        }
       }
+      for_each_expr(s, [&](const ExprP& e) { tests(e); });
       for_each_body(s, [&](const Body& b) { scan(b); });
     }
   }
@@ -116,18 +126,39 @@ class Cuts {
     }
     for (const ExprP& a : e->args) bound(a);
   }
-  void cut(const ExprP& x, const ExprP& y) {
+  // i64 comparisons x op y with x - y linear in the index alone.
+  void tests(const ExprP& e) {
+    if (!e) return;
+    if (e->kind == Expr::Kind::Prim && e->args.size() == 2 && e->args[0]->type == Scalar::I64) {
+      // x < y is not (x - y >= 0); x <= y is not (x - y - 1 >= 0); x > y is x - y - 1 >= 0.
+      switch (e->prim) {
+        case Prim::Lt:
+        case Prim::Ge:
+          cut(e->args[0], e->args[1], 0, &tested_);
+          break;
+        case Prim::Le:
+        case Prim::Gt:
+          cut(e->args[0], e->args[1], -1, &tested_);
+          break;
+        default:
+          break;
+      }
+    }
+    for (const ExprP& a : e->args) tests(a);
+  }
+  // The first index in (begin, end) where x - y + shift >= 0 changes value, into `out`.
+  void cut(const ExprP& x, const ExprP& y, int64_t shift = 0, std::set<int64_t>* out = nullptr) {
     auto fx = forms_.of(x), fy = forms_.of(y);
     if (!fx || !fy) return;
     auto d = add_forms(*fx, *fy, -1);
     if (!d || d->coef.size() != 1 || !d->coef.contains(index_)) return;
-    const __int128 a = d->coef.at(index_), c = d->c;
+    const __int128 a = d->coef.at(index_), c = __int128{d->c} + shift;
     // a > 0: a i + c >= 0 from i = ceil(-c / a); a < 0: up to floor(c / -a), so from one past.
     auto floor_div = [](__int128 n, __int128 k) {
       return n / k - ((n % k != 0) && ((n < 0) != (k < 0)));
     };
     const __int128 p = a > 0 ? -floor_div(c, a) : floor_div(c, -a) + 1;
-    if (p > begin_ && p < end_) points_.insert(static_cast<int64_t>(p));
+    if (p > begin_ && p < end_) (out ? *out : points_).insert(static_cast<int64_t>(p));
   }
 
   const Locals& locals_;
@@ -136,6 +167,8 @@ class Cuts {
   std::map<LocalId, ExprP> values_;
   Forms forms_;
   std::set<int64_t> points_;
+  std::set<int64_t> tested_;  // where tests of the index change value
+  bool moves_ = false;        // an inner loop's bound depends on the index
 };
 
 // Rewrites a body: splits the generator loops with window bounds, and inside a piece (`fold`)

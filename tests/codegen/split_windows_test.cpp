@@ -80,6 +80,45 @@ TEST(SplitWindows, a_loop_the_window_never_clips_stays_whole) {
   EXPECT_NE(after.find("max"), std::string::npos) << after;  // not a piece: nothing folds
 }
 
+TEST(SplitWindows, a_triangle_peels_the_row_where_its_bound_is_the_whole_range) {
+  // for r < 10 { strong = r + 1 < 10; hi = r + 1; for c in [0, hi) acc += x[c] }: the bound
+  // moves with r and the flag's test changes at r = 9, where the row runs all 10 points.
+  LoopFunction fn;
+  fn.name = "triangle";
+  const LocalId x = fn.new_local("x", Scalar::F64, true);
+  const LocalId r = fn.new_local("r", Scalar::I64);
+  const LocalId strong = fn.new_local("strong", Scalar::Bool);
+  const LocalId acc = fn.new_local("acc", Scalar::F64);
+  const LocalId hi = fn.new_local("hi", Scalar::I64);
+  const LocalId c = fn.new_local("c", Scalar::I64);
+  const ExprP rv = local(fn, r);
+  Body term{
+      Stmt{Assign{acc, prim(Prim::Add, {local(fn, acc), load(Scalar::F64, x, local(fn, c))})}}};
+  Body row;
+  row.push_back(Stmt{Declare{strong, prim(Prim::Lt, {add_i64(rv, lit_i64(1)), lit_i64(10)})}});
+  row.push_back(Stmt{Declare{acc, lit_real(0)}});
+  row.push_back(Stmt{Declare{hi, add_i64(rv, lit_i64(1))}});
+  row.push_back(Stmt{For{c, lit_i64(0), local(fn, hi), std::move(term)}});
+  For gen{r, lit_i64(0), lit_i64(10), std::move(row)};
+  gen.independent = true;
+  fn.body.push_back(Stmt{std::move(gen)});
+  const std::string after = print_loop_function(split_windows(std::move(fn)));
+  const std::string want = R"(loop function triangle
+  for v1_r in [0, 9) independent
+    bool v2_strong = true
+    f64 v3_acc = 0
+    i64 v4_hi = (v1_r + 1)
+    for v5_c in [0, v4_hi)
+      v3_acc = (v3_acc + v0_x[v5_c])
+  for v1_r in [9, 10) independent
+    bool v2_strong = false
+    f64 v3_acc = 0
+    for v5_c in [0, 10)
+      v3_acc = (v3_acc + v0_x[v5_c])
+)";
+  EXPECT_EQ(after, want);
+}
+
 TEST(LoopIntervals, folds_what_the_ranges_decide) {
   LoopFunction fn;
   const LocalId g = fn.new_local("g", Scalar::I64);
