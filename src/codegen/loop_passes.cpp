@@ -8,6 +8,7 @@
 #include "codegen/memory_plan.h"
 #include "codegen/partition_loops.h"
 #include "codegen/recompute_tables.h"
+#include "codegen/split_windows.h"
 
 namespace cot::codegen {
 
@@ -21,11 +22,15 @@ LoopFunction planned(LoopFunction fn) {
 }  // namespace
 
 const std::vector<LoopPass>& loop_passes() {
-  // The order: the schedule decisions on the loops as lowered first (which sums add in
-  // vector lanes); then recomputing cheap tables removes producers, fusion then joins the sibling
-  // loops left, partitioning splits the fused loops' boundary tests off, and the memory plan sees
-  // the final statement order.
+  // The order: the schedule decisions on the loops as lowered first (where generator loops
+  // split at a window's borders, then which sums add in vector lanes, on the split loops); then
+  // recomputing cheap tables removes producers, fusion then joins the sibling loops left,
+  // partitioning splits the fused loops' boundary tests off, and the memory plan sees the final
+  // statement order.
   static const std::vector<LoopPass> kPasses = {
+      {"split-windows", split_windows,
+       "split a generator loop where the max and min bounds of its inner loops change side, and "
+       "simplify each piece under its index range"},
       {"long-sums", mark_long_sums,
        "let the flat innermost loops of a long real sum whose terms are never masked add in "
        "vector lanes"},

@@ -31,17 +31,12 @@ void Lowerer::lower_gen(const ir::Stmt& s, const ir::GenOp& op) {
   const bool parallel = scope_.loop_depth == 0;
   if (parallel) out_.uses_parallel = true;
   ++scope_.loop_depth;
-  scope_.splits = window_splits(op, ext);
   for_points(op.ivars, ext, parallel ? PointLoops::Parallel : PointLoops::Independent,
              [&](const ExprP& point) {
-               auto saved = std::move(scope_.splits);  // for this generator's loops only
-               scope_.splits.clear();
                Val slot = view(dst, add_i64(dst.offset, mul_i64(point, inner_n)), inner_dims);
                std::vector<Val> dests{slot};
                lower_block(op.body, &dests);
-               scope_.splits = std::move(saved);
              });
-  scope_.splits.clear();
   --scope_.loop_depth;
   // Every element written with a mark that folded to "not a strong zero": the marks are all
   // 0, and reads need not load them.

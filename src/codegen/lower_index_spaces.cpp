@@ -72,43 +72,21 @@ void Lowerer::points(const std::vector<ir::IndexVar>& ivars, const std::vector<E
       scope_.guard_true = scope_.tighten;
     scope_.tighten = nullptr;
   }
-  // Index-set splitting (a generator whose body's sum runs a window that the borders clip):
-  // one loop per piece, each lowered knowing its range, so the window's bounds fold to
-  // constant widths inside.
-  std::vector<int64_t> cuts;
-  if (d < scope_.splits.size() && !scope_.splits[d].empty() && as_i64(begin) == int64_t{0} &&
-      as_i64(end)) {
-    cuts.push_back(0);
-    for (int64_t c : scope_.splits[d]) {
-      if (c > cuts.back() && c < *as_i64(end)) cuts.push_back(c);
-    }
-    cuts.push_back(*as_i64(end));
-  }
-  auto one_loop = [&](ExprP from, ExprP to) {
-    // A window of constant width (lo = g - 4, hi = g + 1) runs as a counted loop, which the
-    // compiler unrolls: for t < 5 { i = lo + t; ... } (empty when clipped below 0 points).
-    const bool counted = width && *width > 0 && *width <= 16 && !as_i64(from);
-    LocalId t = counted ? out_.new_local("t", Scalar::I64) : i;
-    Body b = nested([&] {
-      if (counted) emit(Declare{i, add_i64(from, local(out_, t))});
-      points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)),
-             kind == PointLoops::Parallel ? PointLoops::Independent : kind, body);
-    });
-    if (counted) {
-      emit(For{t, lit_i64(0), lit_i64(*width), std::move(b), false});
-    } else {
-      For loop{i, std::move(from), std::move(to), std::move(b), kind == PointLoops::Parallel};
-      loop.independent = kind != PointLoops::Ordered;
-      emit(std::move(loop));
-    }
-  };
-  if (cuts.size() > 2) {
-    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-      ints_.ranges[i] = Interval{cuts[k], cuts[k + 1] - 1};
-      one_loop(lit_i64(cuts[k]), lit_i64(cuts[k + 1]));
-    }
+  // A window of constant width (lo = g - 4, hi = g + 1) runs as a counted loop, which the
+  // compiler unrolls: for t < 5 { i = lo + t; ... } (empty when clipped below 0 points).
+  const bool counted = width && *width > 0 && *width <= 16 && !as_i64(begin);
+  LocalId t = counted ? out_.new_local("t", Scalar::I64) : i;
+  Body b = nested([&] {
+    if (counted) emit(Declare{i, add_i64(begin, local(out_, t))});
+    points(ivars, extents, d + 1, add_i64(mul_i64(linear, extents[d]), local(out_, i)),
+           kind == PointLoops::Parallel ? PointLoops::Independent : kind, body);
+  });
+  if (counted) {
+    emit(For{t, lit_i64(0), lit_i64(*width), std::move(b), false});
   } else {
-    one_loop(begin, end);
+    For loop{i, std::move(begin), std::move(end), std::move(b), kind == PointLoops::Parallel};
+    loop.independent = kind != PointLoops::Ordered;
+    emit(std::move(loop));
   }
   scope_.tighten = saved;
   scope_.guard_true = saved_true;

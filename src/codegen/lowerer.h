@@ -285,11 +285,6 @@ class Lowerer {
   void points(const std::vector<ir::IndexVar>& ivars, const std::vector<ExprP>& extents, size_t d,
               ExprP linear, PointLoops kind, const std::function<void(ExprP)>& body);
 
-  // Where to split a generator's loops: for a body that is one sum of one guard, the values of
-  // each generator index at which a window bound `max(0, g + c)` or `min(E, g + c)` of the sum
-  // stops being clipped (only for bounds of the form ±i ± g + constant).
-  std::vector<std::vector<int64_t>> window_splits(const ir::GenOp& op,
-                                                  const std::vector<ExprP>& ext);
   // a - b when it is a constant: both linear in the same locals with the same coefficients.
   static std::optional<int64_t> constant_difference(const ExprP& a, const ExprP& b);
   // Adds k * e to (terms, constant) when e is a sum of literal multiples of locals.
@@ -501,9 +496,6 @@ class Lowerer {
     // The whole predicate of the guard or read being lowered, which pred()
     // names in messages.
     Pred whole_pred;
-    // Where the generator being lowered splits its loops (window_splits;
-    // lower_gen sets it for its own loops only).
-    std::vector<std::vector<int64_t>> splits;
     // Generators, reductions, scatter-adds and loops around: 0 at the top
     // level, where the outermost generator's loop may run in parallel.
     int loop_depth = 0;
