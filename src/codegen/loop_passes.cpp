@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "codegen/fuse_loops.h"
+#include "codegen/interchange_sums.h"
 #include "codegen/long_sums.h"
 #include "codegen/loop_ir_printer.h"
 #include "codegen/memory_plan.h"
@@ -21,11 +22,14 @@ LoopFunction planned(LoopFunction fn) {
 }  // namespace
 
 const std::vector<LoopPass>& loop_passes() {
-  // The order: the schedule decisions on the loops as lowered first (which sums add in
-  // vector lanes); then recomputing cheap tables removes producers, fusion then joins the sibling
-  // loops left, partitioning splits the fused loops' boundary tests off, and the memory plan sees
-  // the final statement order.
+  // The order: the schedule decisions on the loops as lowered first (which sums run inside a
+  // generator's points, then which of the sums left add in vector lanes); then recomputing cheap
+  // tables removes producers, fusion then joins the sibling loops left, partitioning splits the
+  // fused loops' boundary tests off, and the memory plan sees the final statement order.
   static const std::vector<LoopPass> kPasses = {
+      {"interchange-sums", interchange_sums,
+       "run a generator of long real sums with the sum's loops outside the generator's points, "
+       "accumulating a block of outputs"},
       {"long-sums", mark_long_sums,
        "let the flat innermost loops of a long real sum whose terms are never masked add in "
        "vector lanes"},
