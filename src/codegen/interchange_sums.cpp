@@ -434,10 +434,97 @@ ExprP element(const Nest& n, const LoopFunction& fn) {
   return e;
 }
 
+// The least and greatest value of a linear form of the block's indices over their ranges.
+std::pair<int64_t, int64_t> form_range(const Nest& n, const LinearForm& f) {
+  int64_t lo = f.c, hi = f.c;
+  for (const auto& [v, a] : f.coef) {
+    size_t k = 0;
+    while (n.chain[k]->var != v) ++k;
+    const int64_t x = a * n.lows[k], y = a * (n.highs[k] - 1);
+    lo += std::min(x, y);
+    hi += std::max(x, y);
+  }
+  return {lo, hi};
+}
+
+ExprP form_expr(const LinearForm& f, const LoopFunction& fn) {
+  ExprP e = lit_i64(f.c);
+  for (const auto& [v, a] : f.coef) e = add_i64(mul_i64(local(fn, v), lit_i64(a)), e);
+  return e;
+}
+
+// A guard's conjuncts `a m + rest >= 0` (m the innermost index of the block it mentions, a =
+// ±1, rest over indices outside m's loop) as bounds of m's loop, as the lowering tightened the
+// block's loops; false when a conjunct is not of that form.
+bool guard_bounds(const Nest& n, const ExprP& guard, const LoopFunction& fn,
+                  std::map<LocalId, std::pair<ExprP, ExprP>>& bounds) {
+  std::vector<ExprP> conj{guard};
+  for (size_t k = 0; k < conj.size();) {
+    if (conj[k]->kind == Expr::Kind::Prim && conj[k]->prim == Prim::And) {
+      std::vector<ExprP> args = conj[k]->args;
+      conj.erase(conj.begin() + static_cast<ptrdiff_t>(k));
+      conj.insert(conj.end(), args.begin(), args.end());
+    } else {
+      ++k;
+    }
+  }
+  auto as_var = [](LocalId l) { return std::optional<LinearForm>(LinearForm{{{l, 1}}, 0}); };
+  std::map<LocalId, std::pair<ExprP, ExprP>> out = bounds;
+  for (const ExprP& c : conj) {
+    if (c->kind != Expr::Kind::Prim || c->prim != Prim::Ge || c->args.size() != 2) return false;
+    auto x = linear_form(c->args[0], as_var), y = linear_form(c->args[1], as_var);
+    if (!x || !y) return false;
+    auto f = add_forms(*x, *y, -1);
+    if (!f) return false;
+    size_t inner = 0;
+    bool any = false;
+    for (size_t k = n.first; k < n.chain.size(); ++k) {
+      if (f->coef.count(n.chain[k]->var) != 0) {
+        inner = k;
+        any = true;
+      }
+    }
+    if (!any) return false;
+    const LocalId m = n.chain[inner]->var;
+    const int64_t a = f->coef.at(m);
+    if (a != 1 && a != -1) return false;
+    f->coef.erase(m);
+    for (const auto& [v, b] : f->coef) {
+      size_t k = 0;
+      while (k < n.chain.size() && n.chain[k]->var != v) ++k;
+      if (k >= inner) return false;  // not bound outside m's loop
+    }
+    auto& [lo, hi] =
+        out.try_emplace(m, lit_i64(n.lows[inner]), lit_i64(n.highs[inner])).first->second;
+    if (a == 1) {  // m >= -rest
+      LinearForm neg = *f;
+      for (auto& [v, b] : neg.coef) b = -b;
+      neg.c = -neg.c;
+      const auto [least, most] = form_range(n, neg);
+      if (most <= n.lows[inner]) continue;
+      ExprP e = form_expr(neg, fn);
+      lo = least >= n.lows[inner] ? e : prim(Prim::Max, {lo, e});
+    } else {  // m < rest + 1
+      LinearForm lim = *f;
+      lim.c += 1;
+      const auto [least, most] = form_range(n, lim);
+      if (least >= n.highs[inner]) continue;
+      ExprP e = form_expr(lim, fn);
+      hi = most <= n.highs[inner] ? e : prim(Prim::Min, {hi, e});
+    }
+  }
+  bounds = std::move(out);
+  return true;
+}
+
 // The loops over the block's points inside the sum's loops; a triangle's bounds move from the
 // sum's loop to the block's.
 Body terms_in_order(const Nest& n, const std::map<LocalId, LocalId>& blocks, LoopFunction& fn) {
   std::map<LocalId, std::pair<ExprP, ExprP>> bounds;
+  std::vector<ExprP> unbounded;  // guards kept as an if
+  for (const ExprP& g : n.guards) {
+    if (!guard_bounds(n, g, fn, bounds)) unbounded.push_back(g);
+  }
   for (size_t k = 0; k < n.levels.size(); ++k) {
     const ExprP j = local(fn, n.levels[k]->var);
     for (const auto& [b, is_lo] : {std::pair{n.lo[k], true}, std::pair{n.hi[k], false}}) {
@@ -473,9 +560,9 @@ Body terms_in_order(const Nest& n, const std::map<LocalId, LocalId>& blocks, Loo
   }
   Body term = n.term;
   expand(term, blocks, n.dead, element(n, fn), fn);
-  if (!n.guards.empty()) {
-    ExprP all = n.guards.front();
-    for (size_t k = 1; k < n.guards.size(); ++k) all = and_(all, n.guards[k]);
+  if (!unbounded.empty()) {
+    ExprP all = unbounded.front();
+    for (size_t k = 1; k < unbounded.size(); ++k) all = and_(all, unbounded[k]);
     term = Body{Stmt{If{all, std::move(term), {}}}};
   }
   Body inner = block_loops(n, std::move(term), bounds);
