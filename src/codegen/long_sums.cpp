@@ -26,7 +26,9 @@ void mark_nest(Stmt& s, LocalId acc) {
 void mark_body(Body& body) {
   for (Stmt& s : body) {
     for_each_body(s, [](Body& b) { mark_body(b); });
-    if (auto* f = std::get_if<For>(&s.op); f != nullptr && f->sum_of >= 0) mark_nest(s, f->sum_of);
+    if (auto* f = std::get_if<For>(&s.op); f != nullptr && f->sum_of >= 0 && !f->sum_masked) {
+      mark_nest(s, f->sum_of);
+    }
   }
 }
 

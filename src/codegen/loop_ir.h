@@ -118,11 +118,15 @@ struct For {
   int arena = 0;  // plan_memory: the arena its body's buffers use (0: the function's)
   // Iterations are independent and touch consecutive elements: vectorize it (`omp simd`).
   bool simd = false;
-  // Set by the lowering on the outermost loop of a real sum's points: the sum accumulates into
-  // this local, in the interpreter's order, and none of its terms can be masked (so it may be
-  // regrouped, docs/language.md §7). The long-sums pass (long_sums.h) decides from it which loops
-  // of the nest add in vector lanes. -1: not such a loop.
+  // Set by the lowering on the outermost loop of a real scalar sum's points: the sum accumulates
+  // into this local, in the interpreter's order (so it may be regrouped, docs/language.md §7).
+  // The long-sums pass (long_sums.h) decides from it which loops of the nest add in vector
+  // lanes, interchange-sums (interchange_sums.h) which sums run inside a generator's points.
+  // -1: not such a loop.
   LocalId sum_of = -1;
+  // With sum_of: a term can be masked (the sum's `live` and `strong` flags, declared before
+  // the loop, record which); such a sum keeps its order (no lanes).
+  bool sum_masked = false;
   // A long real sum into this local is the loop's only carried value, and the body cannot
   // fail: it may run in vector lanes, reassociated (`omp simd reduction`); -1: in order.
   LocalId sum_into = -1;

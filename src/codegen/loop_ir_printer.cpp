@@ -112,7 +112,7 @@ class StmtPrinter {
     if (f.parallel) s += " parallel";
     if (f.independent) s += " independent";
     if (f.simd) s += " simd";
-    if (f.sum_of >= 0) s += " sum_of " + n(f.sum_of);
+    if (f.sum_of >= 0) s += " sum_of " + n(f.sum_of) + (f.sum_masked ? " masked" : "");
     if (f.sum_into >= 0) s += " sum_into " + n(f.sum_into);
     if (f.thread_arena_bytes > 0) s += " thread_arena " + std::to_string(f.thread_arena_bytes);
     line(s);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "codegen/fuse_loops.h"
+#include "codegen/interchange_sums.h"
 #include "codegen/long_sums.h"
 #include "codegen/loop_ir_printer.h"
 #include "codegen/memory_plan.h"
@@ -23,7 +24,8 @@ LoopFunction planned(LoopFunction fn) {
 
 const std::vector<LoopPass>& loop_passes() {
   // The order: the schedule decisions on the loops as lowered first (where generator loops
-  // split at a window's borders, then which sums add in vector lanes, on the split loops); then
+  // split at a window's borders; which sums run inside a generator's points, the pieces of a
+  // split generator together; then which of the sums left add in vector lanes); then
   // recomputing cheap tables removes producers, fusion then joins the sibling loops left,
   // partitioning splits the fused loops' boundary tests off, and the memory plan sees the final
   // statement order.
@@ -31,6 +33,9 @@ const std::vector<LoopPass>& loop_passes() {
       {"split-windows", split_windows,
        "split a generator loop where the max and min bounds of its inner loops change side, and "
        "simplify each piece under its index range"},
+      {"interchange-sums", interchange_sums,
+       "run a generator of long real sums with the sum's loops outside the generator's points, "
+       "accumulating a block of outputs"},
       {"long-sums", mark_long_sums,
        "let the flat innermost loops of a long real sum whose terms are never masked add in "
        "vector lanes"},

@@ -21,11 +21,6 @@ void Lowerer::lower_gen(const ir::Stmt& s, const ir::GenOp& op) {
   Val inner = dst;
   inner.dims = inner_dims;
   ExprP inner_n = inner.numel();
-  if (interchanged_sum(op, ext, dst)) {
-    attach_mark_pred(v, dst);
-    bind(v, dst);
-    return;
-  }
   // Inside another loop the points still run independently, on one thread (in vector lanes
   // when the body allows): the outermost loop alone forks.
   const bool parallel = scope_.loop_depth == 0;
@@ -111,11 +106,16 @@ void Lowerer::lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op) {
       add_term(x, is_sum, masked_terms, live, strong, std::move(combine));
     });
     --scope_.loop_depth;
-    if (is_sum && t.elem != Scalar::I64 && !masked_terms) {
-      // A real sum of terms never masked: the long-sums pass may run its loops in lanes.
+    if (is_sum && t.elem != Scalar::I64) {
+      // A real sum: the loop-IR passes may interchange its loops with a generator's
+      // (interchange_sums.h) or, when its terms are never masked, run them in lanes
+      // (long_sums.h).
       Body& b = *bodies_.back();
       for (size_t k = loops_at; k < b.size(); ++k) {
-        if (auto* f = std::get_if<For>(&b[k].op)) f->sum_of = acc;
+        if (auto* f = std::get_if<For>(&b[k].op)) {
+          f->sum_of = acc;
+          f->sum_masked = masked_terms;
+        }
       }
     }
     if (masked_terms) {

@@ -328,42 +328,6 @@ class Lowerer {
   bool pending_free_marks(ir::VarId v) const;
   void attach_mark_pred(ir::VarId v, Val& x) const;
 
-  // A generator of long sums, `for o, m. sum i. e`, runs as `for o. for i. for m.
-  // acc[m] += e` for a suffix m of its index variables: each element still adds its terms in
-  // the same order (the same rounding as the interpreter; but see the lanes below), but the
-  // inner loop carries no chain of dependent additions, and `A^T r` reads A by rows. m is the
-  // longest suffix whose block of outputs stays in cache (at most 4096), unless a read strides
-  // along the innermost index. When the body goes on after the sum (`let s = sum i. e; f(s)`, an
-  // epilogue), the block's sums are computed first, with the flags of their masks, and then `f` for
-  // each m in order. Only where nothing in the sum can fail (the first error could otherwise
-  // differ).
-  bool interchanged_sum(const ir::GenOp& op, const std::vector<ExprP>& ext, const Val& dst);
-  static constexpr int64_t kLanes = 4;  // f64 lanes of an AVX2 vector
-  // The flags of an interchanged block's sums, one per element (lower_reduce's `live` and
-  // `strong`), zeroed on the stack: the statements that declare them, kept only when a term
-  // can be masked.
-  Body block_flags(int64_t block, LocalId& live, LocalId& strong);
-  // The sums of an interchanged block's lanes (acc[m * kLanes + l], l < kLanes) into a fresh
-  // stack array of `block` elements, each added up in lane order.
-  LocalId lane_sums(LocalId acc, Scalar elem, int64_t block);
-  // The loops of interchanged_sum: nullopt when a term can fail, is not a scalar, or (with
-  // `lanes`) can be masked.
-  std::optional<Body> interchanged_loops(const ir::GenOp& op, const Val& dst,
-                                         const std::vector<ir::IndexVar>& outer,
-                                         const std::vector<ir::IndexVar>& inner,
-                                         const std::vector<ExprP>& outer_ext,
-                                         const std::vector<ExprP>& inner_ext,
-                                         const std::vector<ExprP>& sum_ext, int64_t block,
-                                         bool epilogue, bool lanes);
-  // Some read in `b` has `v` in its last index with coefficient 1: consecutive values of v
-  // read consecutive elements.
-  static bool reads_along(const ir::Block& b, ir::VarId v);
-  // Some read in `b` moves across rows with `innermost` (the innermost index of the block) but
-  // not along its last dimension (A[i, j] with i the generator's): interchanged, the inner loop
-  // would stride. (A read across rows with an outer index of the block, B[r, i] for m = (r, c),
-  // is invariant in the inner loop.)
-  static bool strided_by_generator(const ir::Block& b, ir::VarId innermost);
-
   // --- reductions (lower_gen_reduce.cpp) ---
   void lower_reduce(const ir::Stmt& s, const ir::ReduceOp& op);
   // Element marks of a sum or accum into dst (interp/marks.h's SumMarks): dst's marks say
@@ -485,7 +449,7 @@ class Lowerer {
   // closes, so they hold only there.
   struct Scope {
     // While lowering the loops of a region whose body is one guard (set by
-    // lower_reduce, lower_accum, interchanged_loops just before for_points,
+    // lower_reduce, lower_accum just before for_points,
     // cleared by it): the guard's predicate, whose points the loop bounds skip,
     // and the flag that records skipped strong zeros (-1: none kept).
     const Pred* tighten = nullptr;

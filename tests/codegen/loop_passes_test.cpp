@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/expr.h"
+#include "codegen/interchange_sums.h"
 #include "codegen/long_sums.h"
 #include "codegen/loop_ir_printer.h"
 #include "cotangent/cotangent.h"
@@ -23,7 +24,8 @@ namespace COTANGENT_TEST_UNIT {
 TEST(LoopPasses, the_table_runs_the_schedule_passes_first_and_the_memory_plan_last) {
   std::vector<std::string> names;
   for (const LoopPass& p : loop_passes()) names.emplace_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"split-windows", "long-sums", "recompute-tables",
+  EXPECT_EQ(names, (std::vector<std::string>{"split-windows", "interchange-sums", "long-sums",
+                                             "recompute-tables",
                                              "fuse-loops", "partition-loops", "plan-memory"}));
   EXPECT_TRUE(is_loop_pass_name("long-sums"));
   EXPECT_FALSE(is_loop_pass_name("fuse"));  // a Core IR pass
@@ -120,6 +122,118 @@ TEST(LongSums, a_sum_nested_in_a_term_of_another_keeps_its_own_accumulator) {
   EXPECT_EQ(loop_at(around.body, 1).sum_into, inner.acc) << print_loop_function(after);
 }
 
+// out[i] = sum j. A[j, i] * x[j] over i < 6, j < 40, as the lowering writes it: a parallel
+// generator loop whose body declares the accumulator, runs the sum's loop (sum_of) and stores.
+// `row_stride` is A's stride along i (1: A read by rows once interchanged), `epilogue` adds
+// exp(acc) before the store, `triangle` bounds j by i + 10 (the skipped points' flags unread).
+struct Generator {
+  LoopFunction fn;
+  LocalId out = -1;
+};
+Generator generator_of_sums(int64_t row_stride, bool epilogue = false, bool triangle = false) {
+  Generator g;
+  LoopFunction& fn = g.fn;
+  const LocalId a = fn.new_local("A", Scalar::F64, true);
+  const LocalId x = fn.new_local("x", Scalar::F64, true);
+  g.out = fn.new_local("out", Scalar::F64, true);
+  const LocalId i = fn.new_local("i", Scalar::I64);
+  const LocalId acc = fn.new_local("t", Scalar::F64);
+  const LocalId j = fn.new_local("j", Scalar::I64);
+  const LocalId t = fn.new_local("p", Scalar::F64);
+  const LocalId strong = fn.new_local("t_strong", Scalar::Bool);
+  ExprP at = add_i64(mul_i64(local(fn, j), lit_i64(row_stride == 1 ? 6 : 1)),
+                     mul_i64(local(fn, i), lit_i64(row_stride)));
+  Body term{Stmt{Declare{t, prim(Prim::Mul,
+                                 {load(Scalar::F64, a, at), load(Scalar::F64, x, local(fn, j))})}},
+            Stmt{Assign{acc, prim(Prim::Add, {local(fn, acc), local(fn, t)})}}};
+  ExprP end = triangle ? add_i64(local(fn, i), lit_i64(10)) : lit_i64(40);
+  For sum{j, lit_i64(0), end, std::move(term)};
+  sum.sum_of = acc;
+  sum.sum_masked = triangle;
+  Body body;
+  if (triangle) body.push_back(Stmt{Declare{strong, lit_bool(true)}});
+  body.push_back(Stmt{Declare{acc, lit_real(0)}});
+  body.push_back(Stmt{std::move(sum)});
+  ExprP value = local(fn, acc);
+  if (epilogue) {
+    const LocalId e = fn.new_local("e", Scalar::F64);
+    body.push_back(Stmt{Declare{e, prim(Prim::Exp, {local(fn, acc)})}});
+    value = local(fn, e);
+  }
+  body.push_back(Stmt{Store{g.out, local(fn, i), value}});
+  For gen{i, lit_i64(0), lit_i64(6), std::move(body)};
+  gen.parallel = gen.independent = true;
+  fn.body.push_back(Stmt{std::move(gen)});
+  return g;
+}
+
+TEST(InterchangeSums, a_generator_of_sums_runs_the_sum_outside_its_points) {
+  const std::string text = print_loop_function(interchange_sums(generator_of_sums(1).fn));
+  EXPECT_NE(text.find("  f64* v8_acc = alloc 6 (stack)\n"
+                      "  fill v8_acc[0] count 6 = 0\n"
+                      "  for v5_j in [0, 40)\n"
+                      "    for v3_i in [0, 6)\n"
+                      "      f64 v6_p = (v0_A[((v5_j * 6) + v3_i)] * v1_x[v5_j])\n"
+                      "      v8_acc[v3_i] = (v8_acc[v3_i] + v6_p)\n"
+                      "  copy v2_out[0] <- v8_acc[0] count 6\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(InterchangeSums, the_rest_of_the_body_runs_per_element_after_the_sums) {
+  const std::string text = print_loop_function(interchange_sums(generator_of_sums(1, true).fn));
+  EXPECT_NE(text.find("  for v3_i in [0, 6)\n"
+                      "    f64 v4_t = v9_acc[v3_i]\n"
+                      "    f64 v8_e = exp(v4_t)\n"
+                      "    v2_out[v3_i] = v8_e\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(InterchangeSums, a_triangle_bounds_the_loop_over_the_block) {
+  const std::string text =
+      print_loop_function(interchange_sums(generator_of_sums(1, false, true).fn));
+  EXPECT_NE(text.find("  for v5_j in [0, 15)\n    for v3_i in [max(0, (v5_j + -9)), 6)\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("strong"), std::string::npos) << text;  // the unread flag is gone
+}
+
+// The pieces a window split cuts a generator into (sibling loops over [0, 1) and [1, 6)) share
+// one block: one pass of the sum's loops per piece, one copy of the row.
+TEST(InterchangeSums, the_pieces_of_a_split_generator_share_one_block) {
+  Generator g = generator_of_sums(1);
+  For second = std::get<For>(g.fn.body[0].op);
+  std::get<For>(g.fn.body[0].op).end = lit_i64(1);
+  second.begin = lit_i64(1);
+  g.fn.body.push_back(Stmt{std::move(second)});
+  const std::string text = print_loop_function(interchange_sums(g.fn));
+  EXPECT_NE(text.find("  f64* v8_acc = alloc 6 (stack)\n"
+                      "  fill v8_acc[0] count 6 = 0\n"
+                      "  for v5_j in [0, 40)\n"
+                      "    for v3_i in [0, 1)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  for v5_j in [0, 40)\n    for v3_i in [1, 6)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  copy v2_out[0] <- v8_acc[0] count 6\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("alloc", text.find("alloc") + 1), std::string::npos) << text;
+}
+
+TEST(InterchangeSums, strided_reads_short_sums_and_failing_terms_keep_the_plain_order) {
+  Generator strided = generator_of_sums(40);  // A[i, j]: the inner loop would stride
+  const std::string before = print_loop_function(strided.fn);
+  EXPECT_EQ(print_loop_function(interchange_sums(strided.fn)), before);
+  Generator failing = generator_of_sums(1);
+  auto& sum = std::get<For>(std::get<For>(failing.fn.body[0].op).body[1].op);
+  sum.body.insert(sum.body.begin(), Stmt{Fail{1, {}}});
+  const std::string failing_before = print_loop_function(failing.fn);
+  EXPECT_EQ(print_loop_function(interchange_sums(failing.fn)), failing_before);
+  Generator short_sum = generator_of_sums(1);
+  std::get<For>(std::get<For>(short_sum.fn.body[0].op).body[1].op).end = lit_i64(5);
+  const std::string short_before = print_loop_function(short_sum.fn);
+  EXPECT_EQ(print_loop_function(interchange_sums(short_sum.fn)), short_before);
+}
+
 // A program whose sum runs long, compiled natively with --dump-after's options: the loop IR of
 // the function is printed after the pass, and shows the pass's work.
 TEST(LoopPasses, dump_after_a_loop_pass_prints_the_loop_ir) {
@@ -144,7 +258,8 @@ def total(x: f64[n]) -> f64 {
         m.value().compile({{"total", std::nullopt, {}, args}}, cotangent::CompileOptions{1, 0, {}});
     ASSERT_TRUE(compiled.ok()) << compiled.message();
     ASSERT_EQ(dumped.size(), after == "all" ? loop_passes().size() : 1u);
-    const std::string& text = dumped.at(after == "all" ? 1 : 0);  // split-windows runs first
+    // split-windows and interchange-sums run first
+    const std::string& text = dumped.at(after == "all" ? 2 : 0);
     EXPECT_EQ(text.rfind("# after long-sums: total\nloop function cot_fn0\n", 0), 0u) << text;
     EXPECT_NE(text.find(") sum_of v"), std::string::npos) << text;
     EXPECT_NE(text.find(" sum_into v"), std::string::npos) << text;
