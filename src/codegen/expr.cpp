@@ -1,6 +1,7 @@
 #include "codegen/expr.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 namespace cot::codegen {
@@ -179,6 +180,27 @@ ExprP not_(ExprP a) {
 ExprP select(ExprP c, ExprP a, ExprP b) {
   if (auto x = as_bool(c)) return *x ? a : b;
   return prim(Prim::Select, {std::move(c), std::move(a), std::move(b)});
+}
+
+ExprP with_operands(const ExprP& e, std::vector<ExprP> args) {
+  if (e->kind == Expr::Kind::Prim) {
+    switch (e->prim) {
+      case Prim::And:
+        return and_(args[0], args[1]);
+      case Prim::Or:
+        return or_(args[0], args[1]);
+      case Prim::Not:
+        return not_(args[0]);
+      case Prim::Select:
+        if (auto c = as_bool(args[0])) return *c ? args[1] : args[2];
+        break;
+      default:
+        break;
+    }
+  }
+  Expr copy = *e;
+  copy.args = std::move(args);
+  return std::make_shared<const Expr>(std::move(copy));
 }
 
 }  // namespace cot::codegen

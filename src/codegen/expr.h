@@ -30,6 +30,11 @@ ExprP or_(ExprP a, ExprP b);
 ExprP not_(ExprP a);
 ExprP select(ExprP c, ExprP a, ExprP b);
 
+// `e` with its operands replaced by `args` (a rewrite of them), folding what the new operands
+// decide (and, or, not, a select on a literal: a test became a literal); anything else keeps its
+// node and type.
+ExprP with_operands(const ExprP& e, std::vector<ExprP> args);
+
 std::optional<int64_t> as_i64(const ExprP& e);
 std::optional<bool> as_bool(const ExprP& e);
 

@@ -13,6 +13,7 @@
 
 #include "codegen/expr.h"
 #include "codegen/linear_form.h"
+#include "codegen/loop_ir_uses.h"
 #include "codegen/loop_ir_walk.h"
 #include "codegen/may_fail.h"
 
@@ -23,70 +24,6 @@ namespace {
 constexpr int64_t kMaxBlock = 4096;  // 32 KB of f64: the accumulators stay in L1
 constexpr int64_t kMinTerms = 8;
 constexpr int64_t kLanes = 4;  // f64 lanes of an AVX2 vector
-
-// `e` with the locals of `with` replaced by their expressions.
-ExprP substitute(const ExprP& e, const std::map<LocalId, ExprP>& with) {
-  if (!e) return e;
-  if (e->kind == Expr::Kind::Local) {
-    auto it = with.find(e->local);
-    return it == with.end() ? e : it->second;
-  }
-  bool changed = false;
-  std::vector<ExprP> args;
-  for (const ExprP& a : e->args) {
-    args.push_back(substitute(a, with));
-    changed = changed || args.back() != a;
-  }
-  if (!changed) return e;
-  auto copy = std::make_shared<Expr>(*e);
-  copy->args = std::move(args);
-  return copy;
-}
-
-template <class F>
-void each_expr_node(const ExprP& e, F&& f) {
-  if (!e) return;
-  f(*e);
-  for (const ExprP& a : e->args) each_expr_node(a, f);
-}
-
-// Every statement of `b` and of the bodies nested in it.
-template <class F>
-void each_stmt(const Body& b, F&& f) {
-  for (const Stmt& s : b) {
-    f(s);
-    for_each_body(s, [&](const Body& inner) { each_stmt(inner, f); });
-  }
-}
-
-// The scalar locals and pointers `b` reads.
-std::set<LocalId> reads_of(const Body& b) {
-  std::set<LocalId> out;
-  each_stmt(b, [&](const Stmt& s) {
-    for_each_expr(s, [&](const ExprP& e) {
-      each_expr_node(e, [&](const Expr& x) {
-        if (x.kind == Expr::Kind::Local || x.kind == Expr::Kind::Load) out.insert(x.local);
-      });
-    });
-    if (const auto* c = std::get_if<Copy>(&s.op)) out.insert(c->src);
-    if (const auto* v = std::get_if<View>(&s.op)) out.insert(v->base);
-  });
-  return out;
-}
-
-// The pointers `b` writes through or allocates.
-std::set<LocalId> written_buffers(const Body& b) {
-  std::set<LocalId> out;
-  each_stmt(b, [&](const Stmt& s) {
-    if (const auto* st = std::get_if<Store>(&s.op)) out.insert(st->pointer);
-    if (const auto* c = std::get_if<Copy>(&s.op)) out.insert(c->dst);
-    if (const auto* f = std::get_if<Fill>(&s.op)) out.insert(f->dst);
-    if (const auto* m = std::get_if<Combine>(&s.op)) out.insert(m->dst);
-    if (const auto* a = std::get_if<Alloc>(&s.op)) out.insert(a->pointer);
-    if (const auto* v = std::get_if<View>(&s.op)) out.insert(v->pointer);
-  });
-  return out;
-}
 
 // `rest` without the declarations nothing after them reads (the sum's mask when nothing
 // after the sum reads it): the lowering declares every sum's mask.

@@ -133,33 +133,20 @@ ExprP LoopIntervals::fold(const ExprP& e) const {
     }
   }
   if (!changed) return e;
-  if (e->kind == Expr::Kind::Prim) {
+  if (e->kind == Expr::Kind::Prim && e->type == Scalar::I64) {
+    // i64 arithmetic on literals folds (a local of one value became one).
     switch (e->prim) {
-      case Prim::And:
-        return and_(args[0], args[1]);
-      case Prim::Or:
-        return or_(args[0], args[1]);
-      case Prim::Not:
-        return not_(args[0]);
-      case Prim::Select:
-        if (auto c = as_bool(args[0])) return *c ? args[1] : args[2];
-        break;
-      case Prim::Add:  // i64 arithmetic on literals folds (a local of one value became one)
-        if (e->type == Scalar::I64) return add_i64(args[0], args[1]);
-        break;
+      case Prim::Add:
+        return add_i64(args[0], args[1]);
       case Prim::Sub:
-        if (e->type == Scalar::I64) return sub_i64(args[0], args[1]);
-        break;
+        return sub_i64(args[0], args[1]);
       case Prim::Mul:
-        if (e->type == Scalar::I64) return mul_i64(args[0], args[1]);
-        break;
+        return mul_i64(args[0], args[1]);
       default:
         break;
     }
   }
-  Expr copy = *e;
-  copy.args = std::move(args);
-  return std::make_shared<const Expr>(std::move(copy));
+  return with_operands(e, std::move(args));
 }
 
 }  // namespace cot::codegen

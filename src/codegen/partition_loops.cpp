@@ -231,26 +231,7 @@ class Specializer {
       args.push_back(expr(a));
       changed = changed || args.back() != a;
     }
-    if (!changed) return e;
-    // The logic folds (a test became a literal); anything else keeps its node and type.
-    if (e->kind == Expr::Kind::Prim) {
-      switch (e->prim) {
-        case Prim::And:
-          return and_(args[0], args[1]);
-        case Prim::Or:
-          return or_(args[0], args[1]);
-        case Prim::Not:
-          return not_(args[0]);
-        case Prim::Select:
-          if (auto c = as_bool(args[0])) return *c ? args[1] : args[2];
-          break;
-        default:
-          break;
-      }
-    }
-    Expr copy = *e;
-    copy.args = std::move(args);
-    return std::make_shared<const Expr>(std::move(copy));
+    return changed ? with_operands(e, std::move(args)) : e;
   }
 
   Stmt stmt(const Stmt& s) {
