@@ -25,8 +25,8 @@ TEST(LoopPasses, the_table_runs_the_schedule_passes_first_and_the_memory_plan_la
   std::vector<std::string> names;
   for (const LoopPass& p : loop_passes()) names.emplace_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"split-windows", "interchange-sums", "long-sums",
-                                             "recompute-tables",
-                                             "fuse-loops", "partition-loops", "plan-memory"}));
+                                             "recompute-tables", "fuse-loops", "partition-loops",
+                                             "plan-memory"}));
   EXPECT_TRUE(is_loop_pass_name("long-sums"));
   EXPECT_FALSE(is_loop_pass_name("fuse"));  // a Core IR pass
   EXPECT_EQ(cotangent::loop_pass_names(), names);
@@ -193,7 +193,8 @@ TEST(InterchangeSums, the_rest_of_the_body_runs_per_element_after_the_sums) {
 TEST(InterchangeSums, a_triangle_bounds_the_loop_over_the_block) {
   const std::string text =
       print_loop_function(interchange_sums(generator_of_sums(1, false, true).fn));
-  EXPECT_NE(text.find("  for v5_j in [0, 15)\n    for v3_i in [max(0, (v5_j + -9)), 6)\n"), std::string::npos)
+  EXPECT_NE(text.find("  for v5_j in [0, 15)\n    for v3_i in [max(0, (v5_j + -9)), 6)\n"),
+            std::string::npos)
       << text;
   EXPECT_EQ(text.find("strong"), std::string::npos) << text;  // the unread flag is gone
 }
