@@ -35,6 +35,22 @@ class Locals {
            it->second == 1 && !assigned_.contains(l);
   }
 
+  // No declaration of `body` names a local declared elsewhere in the function, so the body
+  // can join its enclosing block without one declaration meeting another.
+  bool declares_unique_locals(const Body& body) const {
+    return std::ranges::all_of(body, [this](const Stmt& s) {
+      LocalId l{};
+      if (const auto* d = std::get_if<Declare>(&s.op))
+        l = d->local;
+      else if (const auto* c = std::get_if<CheckedInt>(&s.op))
+        l = c->local;
+      else
+        return true;
+      auto it = declared_.find(l);
+      return it != declared_.end() && it->second == 1;
+    });
+  }
+
  private:
   void count(const Body& body) {
     for (const Stmt& s : body) {
@@ -202,10 +218,14 @@ class Splitter {
         return;  // `flag = flag || false`, folded
       }
       if (auto* i = std::get_if<If>(&t.op); i && as_bool(i->cond)) {
-        // Only the branch taken, in its own block (its declarations keep their scope).
+        // Only the branch taken: spliced into the enclosing block, or in a block of its own
+        // when one of its declarations could meet another of the same local there.
         Body taken = body(*as_bool(i->cond) ? i->then_body : i->else_body, env, forms, fold);
-        if (taken.empty()) return;  // a check the range proves
-        out.push_back(Stmt{If{lit_bool(true), std::move(taken), {}}});
+        if (locals_.declares_unique_locals(taken)) {
+          for (Stmt& s : taken) out.push_back(std::move(s));
+        } else if (!taken.empty()) {
+          out.push_back(Stmt{If{lit_bool(true), std::move(taken), {}}});
+        }
         return;
       }
     }

@@ -119,6 +119,51 @@ TEST(SplitWindows, a_triangle_peels_the_row_where_its_bound_is_the_whole_range) 
   EXPECT_EQ(after, want);
 }
 
+// The window with its store in a branch on g < 5, which every piece decides: the branch taken
+// joins the piece's body, unless its declaration names a local the other branch declares too.
+LoopFunction window_with_branch(bool both_declare) {
+  LoopFunction fn = window(24);
+  const LocalId x = 0, out = 1, g = 2, acc = 3;
+  const LocalId y = fn.new_local("y", Scalar::F64);
+  const ExprP gv = local(fn, g);
+  auto& point = std::get<For>(fn.body[0].op).body;
+  point.pop_back();  // the store
+  Body then_body{Stmt{Declare{y, load(Scalar::F64, x, gv)}},
+                 Stmt{Store{out, gv, prim(Prim::Add, {local(fn, acc), local(fn, y)})}}};
+  Body else_body;
+  if (both_declare) else_body.push_back(Stmt{Declare{y, local(fn, acc)}});
+  else_body.push_back(Stmt{Store{out, gv, both_declare ? local(fn, y) : local(fn, acc)}});
+  point.push_back(
+      Stmt{If{prim(Prim::Lt, {gv, lit_i64(5)}), std::move(then_body), std::move(else_body)}});
+  return fn;
+}
+
+TEST(SplitWindows, a_branch_each_piece_decides_joins_the_piece) {
+  const std::string after = print_loop_function(split_windows(window_with_branch(false)));
+  EXPECT_EQ(after.find("if"), std::string::npos) << after;
+  EXPECT_NE(after.find(R"(      v3_acc = (v3_acc + v0_x[v6_i])
+    f64 v7_y = v0_x[v2_g]
+    v1_out[v2_g] = (v3_acc + v7_y)
+  for v2_g in [5, 20))"),
+            std::string::npos)
+      << after;
+  EXPECT_NE(after.find(R"(      v3_acc = (v3_acc + v0_x[v6_i])
+    v1_out[v2_g] = v3_acc
+  for v2_g in [20, 24))"),
+            std::string::npos)
+      << after;
+}
+
+TEST(SplitWindows, a_branch_whose_local_is_declared_twice_keeps_its_block) {
+  const std::string after = print_loop_function(split_windows(window_with_branch(true)));
+  EXPECT_NE(after.find(R"(    if true
+      f64 v7_y = v0_x[v2_g]
+      v1_out[v2_g] = (v3_acc + v7_y)
+  for v2_g in [5, 20))"),
+            std::string::npos)
+      << after;
+}
+
 TEST(LoopIntervals, folds_what_the_ranges_decide) {
   LoopFunction fn;
   const LocalId g = fn.new_local("g", Scalar::I64);
