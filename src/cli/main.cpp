@@ -110,9 +110,9 @@ Options of check, run, grad, print and cost:
                   iverson, loop-batch, sink, unswitch, licm, loop-normalize,
                   if-merge, cse, transposed-cse, region-cse, dce. Or the loop
                   IR of each function the native backend compiles (run, grad,
-                  bench, emit) after the loop-IR pass P: split-windows,
-                  long-sums, recompute-tables, fuse-loops, partition-loops,
-                  plan-memory.
+                  bench, emit) after the loop-IR pass P: interchange-sums,
+                  split-windows, interchange-split-sums, long-sums,
+                  recompute-tables, fuse-loops, partition-loops, plan-memory.
 
 Exit codes: 0 success, 1 an error in the program or its input, 2 wrong usage.
 )";

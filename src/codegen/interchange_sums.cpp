@@ -309,7 +309,8 @@ std::optional<Nest> analyze(std::vector<For*> chain, const LoopFunction& fn,
   while (n.first > 0 && n.block * n.extents[n.first - 1] <= kMaxBlock) {
     n.block *= n.extents[--n.first];
   }
-  if (n.first == n.chain.size()) return std::nullopt;
+  // A block of one point sums in the plain order already (a window split's last row).
+  if (n.first == n.chain.size() || n.block < 2) return std::nullopt;
   std::set<LocalId> block_vars;
   for (size_t k = n.first; k < n.chain.size(); ++k) block_vars.insert(n.chain[k]->var);
   // Bounds: literals, or (a triangle) one index of the block.
@@ -710,15 +711,20 @@ size_t replace(Body& b, size_t k, size_t count, Body r) {
   return k + r.size() - 1;
 }
 
-void rewrite(Body& b, LoopFunction& fn) {
+// Which generators a run interchanges: whole ones (before window splits, which would cut a
+// generator whose sums can run as one block into pieces of several), or the pieces that window
+// splits cut (after them: a generator with max or min bounds qualifies only once split).
+enum class Generators { kWhole, kSplitPieces };
+
+void rewrite(Body& b, LoopFunction& fn, Generators which) {
   for (size_t k = 0; k < b.size(); ++k) {
     auto* f = std::get_if<For>(&b[k].op);
     if (f == nullptr || !(f->parallel || f->independent)) {
-      for_each_body(b[k], [&](Body& inner) { rewrite(inner, fn); });
+      for_each_body(b[k], [&](Body& inner) { rewrite(inner, fn, which); });
       continue;
     }
     // The pieces of a generator's outermost loop that window splits cut.
-    const size_t count = count_pieces(b, k);
+    const size_t count = which == Generators::kSplitPieces ? count_pieces(b, k) : 0;
     if (auto pieces = split_pieces({}, b, k, count, fn)) {
       k = replace(b, k, count, around(pieces->front(), interchanged(*pieces, fn)));
       continue;
@@ -730,10 +736,12 @@ void rewrite(Body& b, LoopFunction& fn) {
         std::all_of(chain.begin(), chain.end(), [](For* g) { return literal_loop(*g); });
     if (literal) {
       std::optional<std::vector<Nest>> pieces;
-      if (std::optional<Nest> n = analyze(chain, fn)) {
+      std::optional<Nest> n;
+      if (which == Generators::kWhole) n = analyze(chain, fn);
+      if (n) {
         pieces.emplace();
         pieces->push_back(std::move(*n));
-      } else {
+      } else if (which == Generators::kSplitPieces) {
         Body& inner = chain.back()->body;
         pieces = split_pieces(chain, inner, 0,
                               count_pieces(inner, 0) == inner.size() ? inner.size() : 0, fn);
@@ -743,14 +751,19 @@ void rewrite(Body& b, LoopFunction& fn) {
         continue;
       }
     }
-    rewrite(chain.back()->body, fn);
+    rewrite(chain.back()->body, fn, which);
   }
 }
 
 }  // namespace
 
 LoopFunction interchange_sums(LoopFunction fn) {
-  rewrite(fn.body, fn);
+  rewrite(fn.body, fn, Generators::kWhole);
+  return fn;
+}
+
+LoopFunction interchange_split_sums(LoopFunction fn) {
+  rewrite(fn.body, fn, Generators::kSplitPieces);
   return fn;
 }
 

@@ -23,19 +23,22 @@ LoopFunction planned(LoopFunction fn) {
 }  // namespace
 
 const std::vector<LoopPass>& loop_passes() {
-  // The order: the schedule decisions on the loops as lowered first (where generator loops
-  // split at a window's borders; which sums run inside a generator's points, the pieces of a
-  // split generator together; then which of the sums left add in vector lanes); then
+  // The order: the schedule decisions on the loops as lowered first (which generators of sums
+  // run the sums outside their points; where the generator loops left split at a window's
+  // borders, and the pieces of a split generator interchanged together; then which of the sums
+  // left add in vector lanes); then
   // recomputing cheap tables removes producers, fusion then joins the sibling loops left,
   // partitioning splits the fused loops' boundary tests off, and the memory plan sees the final
   // statement order.
   static const std::vector<LoopPass> kPasses = {
-      {"split-windows", split_windows,
-       "split a generator loop where the max and min bounds of its inner loops change side, and "
-       "simplify each piece under its index range"},
       {"interchange-sums", interchange_sums,
        "run a generator of long real sums with the sum's loops outside the generator's points, "
        "accumulating a block of outputs"},
+      {"split-windows", split_windows,
+       "split a generator loop where the max and min bounds of its inner loops change side, and "
+       "simplify each piece under its index range"},
+      {"interchange-split-sums", interchange_split_sums,
+       "interchange-sums for the pieces of a generator split-windows cut, sharing one block"},
       {"long-sums", mark_long_sums,
        "let the flat innermost loops of a long real sum whose terms are never masked add in "
        "vector lanes"},

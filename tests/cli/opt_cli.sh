@@ -70,7 +70,7 @@ expect_err_contains "--opt needs a level: 0 (unoptimized), 1 (local clean-ups) o
 cot_stdin "$input" run intro.cot traces --input - --dump-after no-such-pass
 expect_status 2
 expect_err_contains "--dump-after needs the name of an optimizer pass (inline"
-expect_err_contains "of a loop-IR pass (split-windows, interchange-sums, long-sums"
+expect_err_contains "of a loop-IR pass (interchange-sums, split-windows, interchange-split-sums, long-sums"
 
 # A bad COTANGENT_OPT is an error, not a silent default.
 COTANGENT_OPT=7 cot_stdin "$input" run intro.cot traces --input -
