@@ -11,10 +11,6 @@
 namespace cot::ad {
 namespace {
 
-bool is_literal(const ir::Atom& a, double x) {
-  return !a.is_var && is_real(a.lit.type) && a.lit.real == x;
-}
-
 // The number of positions of `ivars` (the product of their extents), an i64.
 ir::Atom position_count(ir::Builder& b, const std::vector<ir::IndexVar>& ivars) {
   ir::Atom total = ir::Atom::i64(1);
@@ -164,10 +160,10 @@ void Jvp::prim(const ir::Stmt& s, const ir::PrimOp& op, TangentMap& tan) {
       continue;
     }
     ir::Atom p = rules_.partial(b_, op.prim, static_cast<int>(k), op.args, ir::Atom::of(r));
-    if (is_literal(p, 0.0)) continue;
-    if (is_literal(p, 1.0)) {
+    if (p.is_real_literal(0.0)) continue;
+    if (p.is_real_literal(1.0)) {
       terms.push_back(t.atom);
-    } else if (is_literal(p, -1.0)) {
+    } else if (p.is_real_literal(-1.0)) {
       terms.push_back(ir::Atom::of(b_.prim(Prim::Neg, {t.atom}, s.span)));
     } else {
       terms.push_back(ir::Atom::of(b_.prim(Prim::Mul, {p, t.atom}, s.span)));

@@ -64,13 +64,7 @@ std::optional<Affine> substitute_all(const Affine& a,
 
 }  // namespace transpose_detail
 
-namespace {
-
-bool is_literal(const ir::Atom& a, double x) {
-  return !a.is_var && is_real(a.lit.type) && a.lit.real == x;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::unique_ptr<Transposer::Level> Transposer::open(
     ir::Block block, std::vector<std::optional<ir::Atom>> ct_results) {
@@ -227,10 +221,10 @@ std::optional<ir::Atom> Transposer::prim_contribution(const ir::Stmt& s, ir::Var
     } else {
       ir::Atom p =
           rules_.partial(b_, op.prim, static_cast<int>(k), op.args, ir::Atom::of(s.results[0]));
-      if (is_literal(p, 0.0)) continue;
-      if (is_literal(p, -1.0)) {
+      if (p.is_real_literal(0.0)) continue;
+      if (p.is_real_literal(-1.0)) {
         part = ir::Atom::of(b_.prim(Prim::Neg, {ct}));
-      } else if (!is_literal(p, 1.0)) {
+      } else if (!p.is_real_literal(1.0)) {
         part = ir::Atom::of(b_.prim(Prim::Mul, {p, ct}));
       }
     }

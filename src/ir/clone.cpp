@@ -10,7 +10,7 @@
 namespace cot::ir {
 namespace {
 
-[[noreturn]] void bug(const std::string& what) {
+[[noreturn]] void clone_bug(const std::string& what) {
   throw std::logic_error("clone_block: " + what);
 }
 
@@ -54,7 +54,7 @@ class Cloner {
   // A fresh copy in `to` of a variable the block binds.
   VarId fresh(VarId v) {
     if (!valid(v))
-      bug("the block binds variable id " + std::to_string(v) + ", not in " + from_.name);
+      clone_bug("the block binds variable id " + std::to_string(v) + ", not in " + from_.name);
     // A variable that holds a dynamic size (a saving loop's count, or the count of a linear
     // loop bound by other code) gets a fresh dynamic size variable too.
     for (const auto& sv : from_.size_vars) {
@@ -76,8 +76,8 @@ class Cloner {
   Atom lookup(VarId v) const {
     if (auto it = map_.atoms.find(v); it != map_.atoms.end()) return it->second;
     if (same_) return Atom::of(v);
-    bug("the free variable " + describe(v) + " of " + from_.name + " is not mapped (copying into " +
-        to_.name + ")");
+    clone_bug("the free variable " + describe(v) + " of " + from_.name +
+              " is not mapped (copying into " + to_.name + ")");
   }
   Atom atom(const Atom& a) const { return a.is_var ? lookup(a.var) : a; }
   std::vector<Atom> atoms(const std::vector<Atom>& as) const {
@@ -91,8 +91,8 @@ class Cloner {
   // The integer value of an atom that an affine variable maps to.
   static int64_t int_literal(const Atom& a) {
     if (a.lit.type != Scalar::I64) {
-      bug(std::string("an affine variable is mapped to a literal of type ") +
-          to_string(a.lit.type));
+      clone_bug(std::string("an affine variable is mapped to a literal of type ") +
+                to_string(a.lit.type));
     }
     return a.lit.integer;
   }
@@ -192,7 +192,8 @@ class Cloner {
       case Pred::Kind::Atom: {
         Atom x = lookup(p.atom);
         if (x.is_var) return Pred::atom_of(x.var, p.negated);
-        if (x.lit.type != Scalar::Bool) bug("a predicate atom is mapped to a non-bool literal");
+        if (x.lit.type != Scalar::Bool)
+          clone_bug("a predicate atom is mapped to a non-bool literal");
         return x.lit.boolean != p.negated ? Pred::truth() : Pred::falsity();
       }
       case Pred::Kind::And:
@@ -283,8 +284,9 @@ class Cloner {
     if (hook_ != nullptr && *hook_) {
       if (auto results = (*hook_)(s, args, out)) {
         if (results->size() != s.results.size()) {
-          bug("the call of " + c.callee + " was replaced by " + std::to_string(results->size()) +
-              " values for " + std::to_string(s.results.size()) + " results");
+          clone_bug("the call of " + c.callee + " was replaced by " +
+                    std::to_string(results->size()) + " values for " +
+                    std::to_string(s.results.size()) + " results");
         }
         for (size_t k = 0; k < results->size(); ++k) bind(s.results[k], (*results)[k]);
         return;

@@ -12,7 +12,7 @@
 namespace cot::ir {
 namespace {
 
-[[noreturn]] void bug(const std::string& what) {
+[[noreturn]] void inline_bug(const std::string& what) {
   throw std::logic_error("inline_calls: " + what);
 }
 
@@ -53,17 +53,17 @@ class Inliner {
                                                Block& out) {
     const auto& call = std::get<ir::CallOp>(s.op);
     const ir::Function* g = program_.find(call.callee);
-    if (g == nullptr) bug(call.callee + " is not in the program");
+    if (g == nullptr) inline_bug(call.callee + " is not in the program");
     if (!has_body(*g)) {
       if (keep_unbuilt_) return std::nullopt;
-      bug(call.callee + " has no body (a derived function not built yet)");
+      inline_bug(call.callee + " has no body (a derived function not built yet)");
     }
     if (std::find(stack_.begin(), stack_.end(), g->name) != stack_.end()) {
-      bug(call.callee + " calls itself");
+      inline_bug(call.callee + " calls itself");
     }
     if (args.size() != g->params.size()) {
-      bug(call.callee + " called with " + std::to_string(args.size()) + " arguments; it takes " +
-          std::to_string(g->params.size()));
+      inline_bug(call.callee + " called with " + std::to_string(args.size()) +
+                 " arguments; it takes " + std::to_string(g->params.size()));
     }
     CloneMap map;
     for (size_t i = 0; i < args.size(); ++i) map.atoms[g->params[i]] = args[i];
@@ -71,12 +71,13 @@ class Inliner {
     for (const auto& sv : g->size_vars) {
       if (sv.param < 0) continue;  // dynamic: renamed when its saving loop is copied
       if (static_cast<size_t>(sv.param) >= args.size()) {
-        bug("size variable " + sv.name + " of " + g->name + " is bound by a missing parameter");
+        inline_bug("size variable " + sv.name + " of " + g->name +
+                   " is bound by a missing parameter");
       }
       auto d = dim_at(ir::atom_type(to_, args[static_cast<size_t>(sv.param)]), sv.path, sv.dim);
       if (!d) {
-        bug("size variable " + sv.name + " of " + g->name +
-            " has no matching dimension in the argument's type");
+        inline_bug("size variable " + sv.name + " of " + g->name +
+                   " has no matching dimension in the argument's type");
       }
       map.sizes[sv.name] = *d;
     }
@@ -110,8 +111,8 @@ class Inliner {
 
 ir::Function inline_calls(const ir::Program& program, const std::string& name, bool keep_unbuilt) {
   const ir::Function* f = program.find(name);
-  if (f == nullptr) bug(name + " is not in the program");
-  if (!has_body(*f)) bug(name + " has no body (a derived function not built yet)");
+  if (f == nullptr) inline_bug(name + " is not in the program");
+  if (!has_body(*f)) inline_bug(name + " has no body (a derived function not built yet)");
   ir::Function to;
   to.name = f->name;
   to.span = f->span;

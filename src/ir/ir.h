@@ -47,6 +47,8 @@ struct Atom {
   bool operator==(const Atom& o) const {
     return is_var == o.is_var && (is_var ? var == o.var : lit == o.lit);
   }
+  // The real literal x (the AD stage's 0 and ±1 partials).
+  bool is_real_literal(double x) const { return !is_var && is_real(lit.type) && lit.real == x; }
 };
 
 // An index of a tensor read: affine in index and size variables, or a computed i64 atom.

@@ -277,13 +277,13 @@ class Fuser : public ir::Rewriter<Fuser> {
   std::optional<std::string> found_;
 };
 
-constexpr int kMaxRounds = 64;
+constexpr int kMaxFuseRounds = 64;
 
 }  // namespace
 
 bool fuse_reads(ir::Function& f, bool only_cost_free) {
   bool any = false;
-  for (int round = 0; round < kMaxRounds; ++round) {
+  for (int round = 0; round < kMaxFuseRounds; ++round) {
     Fuser fuser(f, only_cost_free, false);
     if (!fuser.run()) break;
     any = true;

@@ -234,7 +234,7 @@ class GuardReads : public ir::Rewriter<GuardReads> {
   bool changed_ = false;
 };
 
-constexpr int kMaxRounds = 32;
+constexpr int kMaxPushoutRounds = 32;
 
 }  // namespace
 
@@ -242,7 +242,7 @@ PassResult push_out_generators(const ir::Program& program, const ir::Function& f
   (void)program;
   ir::Function out = f;
   bool any = false;
-  for (int round = 0; round < kMaxRounds; ++round) {
+  for (int round = 0; round < kMaxPushoutRounds; ++round) {
     bool changed = Pushout(out).run();
     changed = GuardReads(out).run() || changed;
     changed = fuse_reads(out, true) || changed;  // (5.21) for cost-free generators
