@@ -209,7 +209,9 @@ struct ValueAndGrad {
 
 class Module {
  public:
-  // Parses and checks `source` (named `name` in messages) together with the prelude.
+  // Parses and checks `source` (named `name` in messages) together with the prelude. A function
+  // is optimized and differentiated when first used (run, printed, compiled, differentiated or
+  // got), with what it needs, once per module; the module may be used from several threads.
   static Result<Module> from_string(std::string_view source, std::string name = "<string>",
                                     const LoadOptions& options = {});
   static Result<Module> from_file(const std::string& path, const LoadOptions& options = {});
@@ -225,7 +227,7 @@ class Module {
   // The errors of the user's functions that cannot run: a derived function the compiler failed
   // to build (a limitation of AD, or an internal error), and every function that needs one, one
   // error per function in definition order. The module's other functions run as usual; these
-  // report their error when called, printed or compiled.
+  // report their error when called, printed or compiled. Prepares every function to find out.
   std::vector<Error> broken_functions() const;
 
   // Evaluates `fn` with the reference interpreter.

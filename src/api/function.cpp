@@ -45,15 +45,16 @@ bool shape_values(const ValueKind& kind, const std::vector<TensorRef>& leaves, s
 
 Result<Function> Module::get(const std::string& name) const {
   return guarded<Function>([&]() -> Result<Function> {
-    const cot::ir::Function* f = impl_->program.find(name);
-    if (!f || f->derivation) return no_function(impl_->program, name);
-    if (auto e = broken_error(impl_->broken, name)) return *e;
+    Prepared p = impl_->prepare({name});
+    const cot::ir::Function* f = p.program->find(name);
+    if (!f || f->derivation) return no_function(*p.program, name);
+    if (auto e = broken_error(p.broken, name)) return *e;
     auto fi = std::make_shared<Function::Impl>();
     fi->module = impl_;
-    fi->program = std::shared_ptr<const cot::ir::Program>(impl_, &impl_->program);
-    fi->broken = impl_->broken;
-    fi->ir_name = name;
     fi->info = info_of(*f);
+    fi->program = std::move(p.program);
+    fi->broken = std::move(p.broken);
+    fi->ir_name = name;
     return Function(std::move(fi));
   });
 }

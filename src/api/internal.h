@@ -2,14 +2,18 @@
 // hold, errors from diagnostics, and the checks and derivations Module and Function share.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "ad/derive.h"
 #include "base/diagnostic.h"
 #include "base/source.h"
 #include "codegen/native.h"
@@ -19,14 +23,34 @@
 
 namespace cotangent {
 
-struct Module::Impl {
-  std::shared_ptr<cot::SourceManager> sources;
-  cot::ir::Program program;
-  LoadOptions options;  // opt_level resolved
-  // The functions that cannot run, with the error each reports: a function the AD stage or the
-  // optimizer failed to build, and every function that needs one (design.md §2). The others
-  // load and run as usual.
+// A module's program as far as it is prepared (optimized and differentiated), with the
+// functions that cannot run and the error each reports: a function the AD stage or the
+// optimizer failed to build, and every function that needs one (design.md §2). Never changed
+// once handed out, so a Function or a derived copy may keep it.
+struct Prepared {
+  std::shared_ptr<const cot::ir::Program> program;
   std::map<std::string, Error> broken;
+};
+
+struct Module::Impl {
+  Impl(std::shared_ptr<cot::SourceManager> sources, std::string file, cot::ir::Program checked,
+       LoadOptions options);
+  // The program with `roots` and every function they need optimized and differentiated, each
+  // only once per module (the first caller's thread does the work; docs/design.md §15).
+  Prepared prepare(const std::vector<std::string>& roots) const;
+  // The same for every user function (what `check` reports on).
+  Prepared prepare_all() const;
+  // The program as prepared so far, for what needs no preparation (names, signatures).
+  Prepared snapshot() const;
+
+  std::shared_ptr<cot::SourceManager> sources;
+  std::string file;     // the user's file, for errors of derived functions
+  LoadOptions options;  // opt_level resolved
+
+ private:
+  mutable std::mutex mutex_;
+  mutable Prepared current_;                // under mutex_
+  mutable std::set<std::string> prepared_;  // under mutex_
 };
 
 struct CompiledFunction::Impl {
@@ -61,6 +85,22 @@ std::variant<Value, cot::Diagnostic> execute(const cot::ir::Program& p, const st
                                              const EvalOptions& options, const LoadOptions& load,
                                              cot::interp::CostCounts* counts);
 cot::ast::DerivKind to_deriv_kind(DerivativeKind k);
+// What the AD stage could not do for the derived function `fn`, as an error of the module
+// (`file`).
+Error derive_error(const std::string& file, const std::string& fn,
+                   const cot::ad::DeriveError& failed);
+// Runs the optimizer on the functions `select` accepts; a function it fails on is left as it
+// was and recorded in `broken`.
+void optimize(cot::ir::Program& program, const LoadOptions& options,
+              const std::function<bool(const cot::ir::Function&)>& select,
+              std::map<std::string, Error>& broken);
+// `roots` and every function they need: the functions they call and, for a derived function,
+// its base, transitively.
+std::set<std::string> needed_functions(const cot::ir::Program& program,
+                                       const std::vector<std::string>& roots);
+// `broken` closed under use: a function that calls a broken one, or differentiates one, is
+// broken too, with the error of the one it needs.
+void spread_breakage(const cot::ir::Program& program, std::map<std::string, Error>& broken);
 
 // The library reports errors as values; what can still escape from the standard library is
 // an allocation failure (a program asking for more memory than the machine has).

@@ -17,7 +17,6 @@
 #include "interp/interpreter.h"
 #include "io/read_text.h"
 #include "ir/printer.h"
-#include "ir/uses.h"
 #include "opt/pipeline.h"
 #include "syntax/parser.h"
 #include "syntax/prelude_text.h"
@@ -125,21 +124,6 @@ std::optional<Error> broken_error(const std::map<std::string, Error>& broken,
 
 namespace {
 
-// What the AD stage could not do for the derived function `fn`, as an error of the module
-// (`file`).
-Error derive_error(const std::string& file, const std::string& fn,
-                   const cot::ad::DeriveError& failed) {
-  Error e;
-  e.file = file;
-  e.message = failed.internal
-                  ? "internal compiler error while differentiating " + fn + ": " + failed.message
-                  : "cannot differentiate " + fn + ": " + failed.message;
-  e.help = failed.internal ? "please report this with the program that caused it"
-                           : "apply the derivative operator to a function without it";
-  e.rendered = e.file + ": error: " + e.message + "\n  help: " + e.help + "\n";
-  return e;
-}
-
 // The optimization level to use: the requested one, or COTANGENT_OPT, or the highest.
 std::variant<int, Error> resolve_opt_level(int requested) {
   if (requested >= 0) return std::min(requested, cot::opt::kMaxLevel);
@@ -152,63 +136,6 @@ std::variant<int, Error> resolve_opt_level(int requested) {
   e.help = "set it to 0, 1 or 2 (the optimization level), or unset it";
   e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
   return e;
-}
-
-// A pass that broke the IR: a bug of the compiler, reported as such with the pass's name.
-Error optimizer_error(const cot::opt::PipelineError& failed) {
-  Error e;
-  e.message = "internal compiler error in the optimizer pass `" + failed.pass + "` on " +
-              failed.function + ": " + failed.message;
-  e.help = "please report this with the program; --opt=0 runs it unoptimized";
-  e.rendered = "error: " + e.message + "\n  help: " + e.help + "\n";
-  return e;
-}
-
-// Runs the optimizer on the functions `select` accepts; a function it fails on is left as it
-// was and recorded in `broken`.
-void optimize(cot::ir::Program& program, const LoadOptions& options,
-              const std::function<bool(const cot::ir::Function&)>& select,
-              std::map<std::string, Error>& broken) {
-  cot::opt::PipelineOptions po;
-  po.level = options.opt_level;
-  po.dump_after = options.dump_after;
-  // A check of the optimizer's passes, for its developers (docs/design.md §8): each pass's
-  // report of whether it changed a function is compared with the function's printed form.
-  const char* check = std::getenv("COTANGENT_CHECK_CHANGE_REPORTS");
-  po.check_change_reports = check != nullptr && *check != '\0' && std::string(check) != "0";
-  if (options.dump) {
-    po.dump = [&](std::string_view pass, const cot::ir::Program& p, const cot::ir::Function& f) {
-      options.dump(std::string(pass), f.name, cot::ir::print_function(p, f));
-    };
-  }
-  auto r = cot::opt::optimize_each(std::move(program), po, select);
-  for (const auto& failed : r.failed) broken.emplace(failed.function, optimizer_error(failed));
-  program = std::move(r.program);
-}
-
-// `broken` closed under use: a function that calls a broken one, or differentiates one, is
-// broken too, with the error of the one it needs.
-void spread_breakage(const cot::ir::Program& program, std::map<std::string, Error>& broken) {
-  for (bool changed = !broken.empty(); changed;) {
-    changed = false;
-    for (const auto& f : program.functions) {
-      if (broken.count(f.name) != 0) continue;
-      std::vector<std::string> needs;
-      cot::ir::for_each_call(f.body, [&](const std::string& c) { needs.push_back(c); });
-      if (f.derivation) needs.push_back(f.derivation->base);
-      for (const auto& n : needs) {
-        auto it = broken.find(n);
-        if (it == broken.end()) continue;
-        broken.emplace(f.name, it->second);
-        changed = true;
-        break;
-      }
-    }
-  }
-}
-
-bool is_user_function(const cot::ir::Function& f) {
-  return !f.from_prelude;
 }
 
 }  // namespace
@@ -250,29 +177,11 @@ Result<Module> Module::load(std::string_view source, std::string name,
   if (diags.has_errors()) return to_errors(*sm, diags.take());
   auto program = cot::check_program(sm, &prelude, user, diags);
   if (!program) return to_errors(*sm, diags.take());
-  // The primal is optimized before it is differentiated (derived functions have no body yet,
-  // so calls of them stay), and the derivatives after, with the functions that call them.
-  // A function that fails to build (a compiler bug, or a limitation of AD) breaks only the
-  // functions that need it.
-  std::map<std::string, Error> broken;
-  optimize(
-      *program, options,
-      [](const cot::ir::Function& f) { return is_user_function(f) && !f.derivation; }, broken);
-  for (const auto& [fn, failed] : cot::ad::build_each_derivative(*program)) {
-    broken.emplace(fn, derive_error(sm->file(user_id).name, fn, failed));
-  }
-  spread_breakage(*program, broken);
-  optimize(
-      *program, options,
-      [&](const cot::ir::Function& f) { return is_user_function(f) && broken.count(f.name) == 0; },
-      broken);
-  spread_breakage(*program, broken);
-  auto impl = std::make_shared<Impl>();
-  impl->broken = std::move(broken);
-  impl->sources = sm;
-  impl->program = std::move(*program);
-  impl->options = std::move(options);
-  return Module(std::move(impl));
+  // Nothing is optimized or differentiated yet: each function is, with what it needs, when a
+  // caller first asks for it (Impl::prepare).
+  std::string file = sm->file(user_id).name;
+  return Module(std::make_shared<const Impl>(std::move(sm), std::move(file), std::move(*program),
+                                             std::move(options)));
 }
 
 Result<Module> Module::from_file(const std::string& path, const LoadOptions& options) {
@@ -287,7 +196,8 @@ Result<Module> Module::from_file(const std::string& path, const LoadOptions& opt
 
 std::vector<std::string> Module::function_names(bool include_prelude) const {
   std::vector<std::string> out;
-  for (const auto& f : impl_->program.functions) {
+  const Prepared now = impl_->snapshot();
+  for (const auto& f : now.program->functions) {
     if (f.derivation || (f.from_prelude && !include_prelude)) continue;
     out.push_back(f.name);
   }
@@ -296,10 +206,11 @@ std::vector<std::string> Module::function_names(bool include_prelude) const {
 
 std::vector<Error> Module::broken_functions() const {
   std::vector<Error> out;
-  for (const auto& f : impl_->program.functions) {
+  const Prepared all = impl_->prepare_all();
+  for (const auto& f : all.program->functions) {
     if (f.derivation || f.from_prelude) continue;
-    auto it = impl_->broken.find(f.name);
-    if (it == impl_->broken.end()) continue;
+    auto it = all.broken.find(f.name);
+    if (it == all.broken.end()) continue;
     Error e = it->second;
     e.message = "`" + f.name + "` cannot run: " + e.message;
     e.rendered = (e.file.empty() ? "" : e.file + ": ") + "error: " + e.message +
@@ -310,8 +221,9 @@ std::vector<Error> Module::broken_functions() const {
 }
 
 Result<FunctionInfo> Module::function(const std::string& name) const {
-  const cot::ir::Function* f = impl_->program.find(name);
-  if (!f || f->derivation) return no_function(impl_->program, name);
+  const Prepared now = impl_->snapshot();
+  const cot::ir::Function* f = now.program->find(name);
+  if (!f || f->derivation) return no_function(*now.program, name);
   return info_of(*f);
 }
 
@@ -416,12 +328,13 @@ Result<CostReport> Module::cost(const std::string& fn, const std::vector<Value>&
 
 Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
                           const EvalOptions& options, CostReport* report) const {
-  const cot::ir::Function* f = impl_->program.find(fn);
-  if (!f || f->derivation) return no_function(impl_->program, fn);
-  if (auto e = broken_error(impl_->broken, fn)) return *e;
+  const Prepared p = impl_->prepare({fn});
+  const cot::ir::Function* f = p.program->find(fn);
+  if (!f || f->derivation) return no_function(*p.program, fn);
+  if (auto e = broken_error(p.broken, fn)) return *e;
   if (auto e = check_arguments(*f, args)) return *e;
   cot::interp::CostCounts counts;
-  auto r = execute(impl_->program, fn, args, options, impl_->options, report ? &counts : nullptr);
+  auto r = execute(*p.program, fn, args, options, impl_->options, report ? &counts : nullptr);
   if (auto* d = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *d);
   if (report) *report = CostReport{counts.total(), counts.add, counts.mul, counts.call};
   return std::get<Value>(std::move(r));
@@ -429,13 +342,14 @@ Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
 
 Result<std::string> Module::print(const std::string& fn) const {
   return guarded<std::string>([&]() -> Result<std::string> {
-    const cot::ir::Function* f = impl_->program.find(fn);
-    if (!f || f->derivation) return no_function(impl_->program, fn);
-    if (auto e = broken_error(impl_->broken, fn)) return *e;
+    const Prepared p = impl_->prepare({fn});
+    const cot::ir::Function* f = p.program->find(fn);
+    if (!f || f->derivation) return no_function(*p.program, fn);
+    if (auto e = broken_error(p.broken, fn)) return *e;
     // A whole program: the function, every user function it calls, directly or through a
     // derivative operator (prelude functions are always available), and the derived functions
     // it calls.
-    return cot::ir::print_with_dependencies(impl_->program, {f});
+    return cot::ir::print_with_dependencies(*p.program, {f});
   });
 }
 
@@ -459,9 +373,11 @@ cot::ast::DerivKind to_deriv_kind(DerivativeKind k) {
 
 Result<Derived> derive(const Module::Impl& impl, const std::string& fn, DerivativeKind kind,
                        const std::vector<std::string>& wrt, bool build) {
-  const cot::ir::Function* f = impl.program.find(fn);
-  if (!f || f->derivation) return no_function(impl.program, fn);
-  return derive(impl, impl.program, impl.broken, fn, kind, wrt, build);
+  // Checking the operator needs only fn's signature; building it, fn prepared.
+  const Prepared p = build ? impl.prepare({fn}) : impl.snapshot();
+  const cot::ir::Function* f = p.program->find(fn);
+  if (!f || f->derivation) return no_function(*p.program, fn);
+  return derive(impl, *p.program, p.broken, fn, kind, wrt, build);
 }
 
 Result<Derived> derive(const Module::Impl& impl, const cot::ir::Program& p,
@@ -553,11 +469,14 @@ Result<Derived> derive(const Module::Impl& impl, const cot::ir::Program& p,
     d.program.functions.push_back(std::move(shell));
   }
   if (auto e = broken_error(known_broken, d.name)) return *e;
+  // What it needs that is not built yet (derived functions of other functions of the module
+  // may be unbuilt too: they are built when asked for).
   std::set<std::string> unbuilt;
-  for (const auto& g : d.program.functions) {
-    if (g.derivation && g.body.stmts.empty() && g.body.results.empty() &&
-        known_broken.count(g.name) == 0) {
-      unbuilt.insert(g.name);
+  for (const auto& n : needed_functions(d.program, {d.name})) {
+    const cot::ir::Function* g = d.program.find(n);
+    if (g->derivation && g->body.stmts.empty() && g->body.results.empty() &&
+        known_broken.count(n) == 0) {
+      unbuilt.insert(n);
     }
   }
   std::map<std::string, Error> broken;
@@ -653,9 +572,10 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
   return guarded<std::vector<CompiledFunction>>([&]() -> Result<std::vector<CompiledFunction>> {
     // Derived functions live in their own copies of the program, kept until compiled.
     std::vector<std::shared_ptr<Derived>> derived;
+    std::vector<Prepared> primal;
     std::vector<cot::codegen::NativeRequest> native;
     for (const CompileRequest& r : requests) {
-      const cot::ir::Program* p = &impl_->program;
+      const cot::ir::Program* p = nullptr;
       std::string name = r.fn;
       if (r.derivative) {
         auto d = derive(*impl_, r.fn, *r.derivative, r.wrt);
@@ -664,9 +584,11 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
         p = &derived.back()->program;
         name = derived.back()->name;
       } else {
+        primal.push_back(impl_->prepare({name}));
+        p = primal.back().program.get();
         const cot::ir::Function* f = p->find(name);
         if (!f || f->derivation) return no_function(*p, name);
-        if (auto e = broken_error(impl_->broken, name)) return *e;
+        if (auto e = broken_error(primal.back().broken, name)) return *e;
       }
       if (auto e = check_arguments(*p->find(name), r.example_args)) return *e;
       auto sizes = cot::interp::bind_sizes(*p, name, r.example_args);
@@ -700,7 +622,8 @@ Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
       return e;
     }
     std::optional<Derived> d;
-    const cot::ir::Program* p = &impl_->program;
+    Prepared primal;
+    const cot::ir::Program* p = nullptr;
     std::string name = fn;
     if (derivative) {
       auto r = derive(*impl_, fn, *derivative, wrt);
@@ -709,9 +632,11 @@ Result<Module::GeneratedSource> Module::generate_cpp(const std::string& fn,
       p = &d->program;
       name = d->name;
     } else {
+      primal = impl_->prepare({name});
+      p = primal.program.get();
       const cot::ir::Function* f = p->find(name);
       if (!f || f->derivation) return no_function(*p, name);
-      if (auto e = broken_error(impl_->broken, name)) return *e;
+      if (auto e = broken_error(primal.broken, name)) return *e;
     }
     auto src = cot::codegen::standalone_source(*p, name, c_name, *impl_->sources,
                                                loop_dump(impl_->options));

@@ -262,7 +262,8 @@ def total(x: f64[n]) -> f64 {
     };
     auto m = cotangent::Module::from_string(src, "sums.cot", lo);
     ASSERT_TRUE(m.ok()) << m.message();
-    dumped.clear();  // the Core IR passes' dumps, with "all"
+    ASSERT_TRUE(m.value().print("total").ok());  // prepares `total`: the Core IR passes run
+    dumped.clear();                              // and, with "all", dump
     std::mt19937_64 rng(1);
     const std::vector<cotangent::Value> args{cotangent::e2e::uniform_tensor({1000}, rng)};
     auto compiled =
