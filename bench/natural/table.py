@@ -85,6 +85,22 @@ class Manual:
         pass
 
 
+def used_vertices_only(inp):
+    """ht's input with the mesh cut to the vertices its residuals read (the triangles the
+    correspondences name, renumbered), as cotangent's ht adapter cuts it before timing."""
+    data, model = inp["data"], inp["data"]["model"]
+    triangles = model["triangles"]
+    tri_ids = sorted(set(data["correspondences"]))
+    used = sorted({v for t in tri_ids for v in triangles[t]})
+    vnew = {v: i for i, v in enumerate(used)}
+    tnew = {t: i for i, t in enumerate(tri_ids)}
+    model = dict(model, base_positions=[model["base_positions"][v] for v in used],
+                 weights=[model["weights"][v] for v in used],
+                 triangles=[[vnew[v] for v in triangles[t]] for t in tri_ids])
+    data = dict(data, model=model, correspondences=[tnew[c] for c in data["correspondences"]])
+    return dict(inp, data=data), len(used), len(inp["data"]["model"]["base_positions"])
+
+
 def cotangent_tool(pin, binary, directory, cache):
     os.makedirs(cache, exist_ok=True)
     os.environ["COTANGENT_CACHE_DIR"] = cache
@@ -128,9 +144,9 @@ def compile_times(args, pin, label, binary, directory, name, desc, inp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--plain", required=True, help="the current cotangent")
-    ap.add_argument("--tuned", required=True, help="a cotangent built at c8bf9bc")
-    ap.add_argument("--tuned-dir", required=True, help="examples/gradbench at c8bf9bc")
+    ap.add_argument("--plain", help="the current cotangent")
+    ap.add_argument("--tuned", help="a cotangent built at c8bf9bc")
+    ap.add_argument("--tuned-dir", help="examples/gradbench at c8bf9bc")
     ap.add_argument("--manual", default=None, help="GradBench's tools/manual/bin")
     ap.add_argument("--evals", default=",".join(EVALS))
     ap.add_argument("--quick", action="store_true", help="quick workloads, one round")
@@ -154,6 +170,8 @@ def main():
             setattr(args, k, v)
         finish(args, saved["timings"], saved["compile"])
         return
+    if not (args.plain and args.tuned and args.tuned_dir):
+        ap.error("--plain, --tuned and --tuned-dir are needed")
     pin = pin_to(args.cpu)
     programs = {"plain": (args.plain, HERE), "tuned": (args.tuned, args.tuned_dir)}
     caches = os.path.join(args.out, "natural-cache")
@@ -184,6 +202,10 @@ def main():
                 del tools[label]
         for desc, inp in loads:
             inp = dict(inp, min_runs=1, min_seconds=args.min_seconds)
+            inputs = {label: inp for label in tools}
+            if name == "ht" and "manual" in tools:  # the adapters' difference, measured
+                tools["manual_used"] = tools["manual"]
+                inputs["manual_used"], used, total = used_vertices_only(inp)
             for fn in wl.FUNCTIONS[name]:
                 times = {label: [] for label in tools}
                 outputs, errors = {}, {}
@@ -193,7 +215,7 @@ def main():
                         if label in errors:
                             continue
                         try:
-                            ns, _, out = evaluate(tool, name, fn, inp)
+                            ns, _, out = evaluate(tool, name, fn, inputs[label])
                         except RuntimeError as e:
                             errors[label] = str(e)
                             continue
@@ -201,6 +223,8 @@ def main():
                         if rnd == 0:
                             outputs[label] = out
                 row = {"eval": name, "workload": desc, "function": fn}
+                if "manual_used" in tools:
+                    row["vertices_used"], row["vertices"] = used, total
                 for label in tools:
                     if times[label]:
                         row[label + "_rounds_ns"] = times[label]
@@ -212,12 +236,17 @@ def main():
                         m = rho_ok(outputs["plain"], outputs[other])
                         if m:
                             row[f"{other}_mismatch"] = m[:300]
+                if "manual_used" in outputs and "manual" in outputs:
+                    m = rho_ok(outputs["manual_used"], outputs["manual"])
+                    if m:
+                        row["manual_used_mismatch"] = m[:300]
                 rows.append(row)
                 print(f"{name} {desc} {fn}: " + ", ".join(
                     f"{label} {row[label + '_ns'] / 1e6:.3f} ms" if label + "_ns" in row
                     else f"{label} FAILED" for label in tools) + "".join(
                     f" [{o} differs: {row[o + '_mismatch']}]" for o in ("tuned", "manual")
                     if o + "_mismatch" in row), file=sys.stderr, flush=True)
+        tools.pop("manual_used", None)
         for tool in tools.values():
             tool.close()
         save(args, rows, compiles)  # after every eval: an interrupted run keeps what it has
@@ -301,7 +330,7 @@ def report(rows, compiles, args):
             line += f"{jt} | {ft} | " + (f"{jm} | " if manual else "") + f"{jf} |"
             detail.append(line)
             for r in (rf, rj):
-                for label in TOOLS:
+                for label in TOOLS + ("manual_used",):
                     if label + "_error" in r:
                         notes.append(f"- {desc} {r['function']}: {label} failed: "
                                      + r[label + "_error"].splitlines()[0][:300])
@@ -309,6 +338,12 @@ def report(rows, compiles, args):
                     if o + "_mismatch" in r:
                         notes.append(f"- {desc} {r['function']}: plain and {o} differ "
                                      f"(ρ > 1e-4): {r[o + '_mismatch']}")
+            if rj.get("manual_used_ns") and rf.get("manual_used_ns") and rj.get("plain_ns"):
+                notes.append(
+                    f"- {desc}: manual on only the {rj['vertices_used']} of {rj['vertices']} "
+                    f"vertices the residuals read (as cotangent's adapter times it): F "
+                    f"{ms(rf['manual_used_ns'])}, J {ms(rj['manual_used_ns'])} ms; plain J / "
+                    f"that = {rj['plain_ns'] / rj['manual_used_ns']:.2f}")
         detail += [""] + notes + ([""] if notes else [])
         w = lambda k: worst[k][1] if worst[k] else "—"
         summary.append(f"| {name} | {w('jt')} | {w('ft')} | " + (f"{w('jm')} | " if manual else "")
