@@ -134,8 +134,11 @@ bool Lowerer::lower_point_update(const ir::Stmt& s, const ir::GenOp& op, const V
       for (size_t d = 0; d < r; ++d) {
         if (d != p.ivar) dims.push_back(cur.dims[d]);
       }
-      plan.values.push_back(alloc_tensor(elem, dims, s.span, hint + "_box",
-                                         interp::SizeRule::Tensor, 0, false, marks));
+      Val box = alloc_tensor(elem, dims, s.span, hint + "_box", interp::SizeRule::Tensor, 0,
+                             false, marks);
+      // As the generator's own buffer would: strong zeros nobody reads need no marks.
+      box.drops_marks = marks_unread(s.results[0]);
+      plan.values.push_back(std::move(box));
     }
   }
   if (guarded) {
