@@ -152,6 +152,7 @@ Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op,
   const size_t n = op.state.size();
   std::vector<Val> cur(n), next(n);
   std::vector<Body> next_allocs(n);
+  std::vector<size_t> next_at(n, 0);
   for (size_t k = 0; k < n; ++k) {
     const Type& t = f_.type_of(op.state[k]);
     const std::string hint = c_hint(op.state[k]);
@@ -167,7 +168,8 @@ Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op,
                                interp::SizeRule::Tensor, 0, false, marks);
       };
       if (updates[k]) {
-        next_allocs[k] = nested(alloc_next);  // emitted only if the step needs it
+        next_at[k] = bodies_.back()->size();
+        next_allocs[k] = nested(alloc_next);  // emitted there only if the step needs it
       } else {
         alloc_next();
       }
@@ -179,7 +181,7 @@ Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op,
       if (t.is_tensor()) add_mask_local(next[k], hint + "_next");
     }
   }
-  return LoopState{std::move(cur), std::move(next), std::move(next_allocs)};
+  return LoopState{std::move(cur), std::move(next), std::move(next_allocs), std::move(next_at)};
 }
 
 Lowerer::SavedStates Lowerer::saved_states(const ir::Stmt& s, const ir::LoopOp& op,
@@ -330,7 +332,6 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
   LoopState state = loop_state(s, op, updates);
   std::vector<Val>& cur = state.cur;
   const std::vector<Val>& next = state.next;
-  const size_t next_allocs_at = bodies_.back()->size();
   for (size_t k = 0; k < n; ++k) {
     Val init = atom_val(op.init[k]);
     assign(cur[k], init);
@@ -403,15 +404,15 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
     emit(Forever{std::move(b)});
   }
   --scope_.loop_depth;
-  // The next buffers the step used (a state updated in place needs none).
-  Body needed;
-  for (size_t k = 0; k < n; ++k) {
-    if (updates[k] && updates[k]->mode == PointUpdatePlan::Mode::InPlace) continue;
-    for (Stmt& st : state.next_allocs[k]) needed.push_back(std::move(st));
-  }
+  // The next buffers the step used (a state updated in place needs none), where they would
+  // have been allocated (last first, so the earlier positions still hold).
   Body& parent = *bodies_.back();
-  parent.insert(parent.begin() + static_cast<ptrdiff_t>(next_allocs_at),
-                std::make_move_iterator(needed.begin()), std::make_move_iterator(needed.end()));
+  for (size_t k = n; k-- > 0;) {
+    if (!updates[k] || updates[k]->mode == PointUpdatePlan::Mode::InPlace) continue;
+    Body& b = state.next_allocs[k];
+    parent.insert(parent.begin() + static_cast<ptrdiff_t>(state.next_at[k]),
+                  std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+  }
   for (size_t k = 0; k < n; ++k) bind(s.results[k], cur[k]);
   if (saving) {
     ExprP T = local(out_, iters);

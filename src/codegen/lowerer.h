@@ -397,6 +397,7 @@ class Lowerer {
     // The allocations of the next buffers of states that may be updated in place: emitted
     // before the loop only if the step needs them.
     std::vector<Body> next_allocs;
+    std::vector<size_t> next_at;  // where in the enclosing body
   };
   LoopState loop_state(const ir::Stmt& s, const ir::LoopOp& op,
                        const std::vector<std::optional<PointUpdatePlan>>& updates);
