@@ -142,6 +142,18 @@ TEST(NativePointUpdate, a_cumulative_sum_stores_one_element_per_step) {
     EXPECT_EQ(code.find("swapped"), std::string::npos) << fn << "\n" << code;
     EXPECT_EQ(code.find("_next"), std::string::npos) << fn << "\n" << code;
   }
+  // In the if-forms nothing loops inside the loop over the steps: every loop after its start
+  // is a piece of it (partitioning peels its first iteration).
+  for (const char* fn : {"cumsum", "rcumsum"}) {
+    const std::string code = emitted_code(kCumsums, fn, {x});
+    const size_t steps = code.find("for (int64_t", code.find("_iterations = int64_t(0)"));
+    ASSERT_NE(steps, std::string::npos) << fn << "\n" << code;
+    const std::string head = code.substr(steps, code.find(" =", steps) - steps);
+    for (size_t at = code.find("for (", steps); at != std::string::npos;
+         at = code.find("for (", at + 1)) {
+      EXPECT_EQ(code.compare(at, head.size(), head), 0) << fn << ": " << code.substr(at, 60);
+    }
+  }
 }
 
 const char* kChol = R"(
