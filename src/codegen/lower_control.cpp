@@ -147,9 +147,12 @@ ExprP Lowerer::affine_checked(const Affine& a, const Site& st) {
   return acc;
 }
 
-Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op) {
+Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op,
+                                       const std::vector<std::optional<PointUpdatePlan>>& updates) {
   const size_t n = op.state.size();
   std::vector<Val> cur(n), next(n);
+  std::vector<Body> next_allocs(n);
+  std::vector<size_t> next_at(n, 0);
   for (size_t k = 0; k < n; ++k) {
     const Type& t = f_.type_of(op.state[k]);
     const std::string hint = c_hint(op.state[k]);
@@ -160,8 +163,16 @@ Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op) 
     if (t.is_tensor()) {
       cur[k] = alloc_tensor(t.elem, shape_of(t, s.span), s.span, hint, interp::SizeRule::Tensor, 0,
                             false, marks);
-      next[k] = alloc_tensor(t.elem, cur[k].dims, s.span, hint + "_next", interp::SizeRule::Tensor,
-                             0, false, marks);
+      auto alloc_next = [&] {
+        next[k] = alloc_tensor(t.elem, cur[k].dims, s.span, hint + "_next",
+                               interp::SizeRule::Tensor, 0, false, marks);
+      };
+      if (updates[k]) {
+        next_at[k] = bodies_.back()->size();
+        next_allocs[k] = nested(alloc_next);  // emitted there only if the step needs it
+      } else {
+        alloc_next();
+      }
     } else {
       cur[k] = scalar_val(local(out_, mutable_local(hint, t.elem, nullptr)), t.elem);
     }
@@ -170,7 +181,7 @@ Lowerer::LoopState Lowerer::loop_state(const ir::Stmt& s, const ir::LoopOp& op) 
       if (t.is_tensor()) add_mask_local(next[k], hint + "_next");
     }
   }
-  return LoopState{std::move(cur), std::move(next)};
+  return LoopState{std::move(cur), std::move(next), std::move(next_allocs), std::move(next_at)};
 }
 
 Lowerer::SavedStates Lowerer::saved_states(const ir::Stmt& s, const ir::LoopOp& op,
@@ -236,7 +247,8 @@ Lowerer::SavedStates Lowerer::saved_states(const ir::Stmt& s, const ir::LoopOp& 
 }
 
 void Lowerer::loop_step(const ir::LoopOp& op, const std::vector<Val>& cur,
-                        const std::vector<Val>& next) {
+                        const std::vector<Val>& next,
+                        std::vector<std::optional<PointUpdatePlan>>& updates) {
   const size_t n = op.state.size();
   std::vector<Val> dests(n);
   for (size_t k = 0; k < n; ++k) {
@@ -249,20 +261,38 @@ void Lowerer::loop_step(const ir::LoopOp& op, const std::vector<Val>& cur,
   for (const ir::Atom& a : op.body.results) {
     if (a.is_var) ++uses[a.var];
   }
-  for (size_t k = 0; k < n; ++k) {
+  auto placeable = [&](size_t k) {
     const ir::Atom& a = op.body.results[k];
-    if (cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var) &&
-        !(needs_marks(a.var) && next[k].mask_pointer < 0)) {
-      env_.pending_dest[a.var] = next[k];
-      placed.push_back(a.var);
+    return cur[k].is_tensor() && a.is_var && uses[a.var] == 1 && defined_in(op.body, a.var) &&
+           !(needs_marks(a.var) && next[k].mask_pointer < 0);
+  };
+  for (size_t k = 0; k < n; ++k) {
+    if (placeable(k) && !updates[k]) {
+      env_.pending_dest[op.body.results[k].var] = next[k];
+      placed.push_back(op.body.results[k].var);
     }
   }
-  for (const ir::Stmt& st : op.body.stmts) lower_stmt(st);
+  for (const ir::Stmt& st : op.body.stmts) {
+    bool done = false;
+    for (size_t k = 0; k < n && !done; ++k) {
+      if (!updates[k] || updates[k]->gen != &st) continue;
+      const auto* gen = st.as<ir::GenOp>();
+      done = lower_point_update(st, *gen, cur[k], next[k], *updates[k]);
+      if (!done && placeable(k)) {
+        // As any generator, into the next buffer.
+        env_.pending_dest[op.body.results[k].var] = next[k];
+        placed.push_back(op.body.results[k].var);
+      }
+    }
+    if (!done) lower_stmt(st);
+  }
   for (ir::VarId v : placed) env_.pending_dest.erase(v);
   std::vector<ExprP> staged(n), staged_masks(n);
   for (size_t k = 0; k < n; ++k) {
     Val r = atom_val(op.body.results[k]);
-    if (cur[k].is_tensor()) {
+    if (updates[k] && updates[k]->mode == PointUpdatePlan::Mode::InPlace) {
+      continue;  // stored below
+    } else if (cur[k].is_tensor()) {
       assign(next[k], r);  // in place when the body wrote it there
     } else {
       LocalId l = out_.new_local(c_hint(op.state[k]) + "_next", cur[k].type);
@@ -275,7 +305,15 @@ void Lowerer::loop_step(const ir::LoopOp& op, const std::vector<Val>& cur,
       }
     }
   }
+  // The point updates: their changed slices stored in the state's own buffer, after every
+  // read of the old state in the step.
   for (size_t k = 0; k < n; ++k) {
+    if (updates[k] && updates[k]->mode != PointUpdatePlan::Mode::None) {
+      store_point_update(*updates[k]->gen->as<ir::GenOp>(), cur[k], next[k], *updates[k]);
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (updates[k] && updates[k]->mode != PointUpdatePlan::Mode::None) continue;
     if (cur[k].is_tensor()) {
       emit(Swap{cur[k].pointer, next[k].pointer});
       if (cur[k].mask_pointer >= 0) emit(Swap{cur[k].mask_pointer, next[k].mask_pointer});
@@ -290,7 +328,8 @@ void Lowerer::loop_step(const ir::LoopOp& op, const std::vector<Val>& cur,
 void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
   const size_t n = op.state.size();
   const bool saving = op.saves_states;
-  LoopState state = loop_state(s, op);
+  std::vector<std::optional<PointUpdatePlan>> updates = find_point_updates(op);
+  LoopState state = loop_state(s, op, updates);
   std::vector<Val>& cur = state.cur;
   const std::vector<Val>& next = state.next;
   for (size_t k = 0; k < n; ++k) {
@@ -326,7 +365,7 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
       assign(row, cur[k]);
     }
   };
-  auto step = [&] { loop_step(op, cur, next); };
+  auto step = [&] { loop_step(op, cur, next, updates); };
   ++scope_.loop_depth;
   if (!op.is_while) {
     LocalId it = out_.new_local(op.iter >= 0 ? c_hint(op.iter) : "it", Scalar::I64);
@@ -365,6 +404,15 @@ void Lowerer::lower_loop(const ir::Stmt& s, const ir::LoopOp& op) {
     emit(Forever{std::move(b)});
   }
   --scope_.loop_depth;
+  // The next buffers the step used (a state updated in place needs none), where they would
+  // have been allocated (last first, so the earlier positions still hold).
+  Body& parent = *bodies_.back();
+  for (size_t k = n; k-- > 0;) {
+    if (!updates[k] || updates[k]->mode == PointUpdatePlan::Mode::InPlace) continue;
+    Body& b = state.next_allocs[k];
+    parent.insert(parent.begin() + static_cast<ptrdiff_t>(state.next_at[k]),
+                  std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+  }
   for (size_t k = 0; k < n; ++k) bind(s.results[k], cur[k]);
   if (saving) {
     ExprP T = local(out_, iters);

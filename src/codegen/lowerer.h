@@ -21,6 +21,7 @@
 #include "codegen/lower.h"
 #include "index/predicate.h"
 #include "ir/ir.h"
+#include "ir/point_update.h"
 #include "ir/strong_zero_flow.h"
 #include "runtime/size_checks.h"
 
@@ -364,14 +365,42 @@ class Lowerer {
   // `st`) unless literals or ranges prove it fits.
   ExprP affine_checked(const Affine& a, const Site& st);
 
+  // --- in-place point updates of loop state (lower_update.cpp) ---
+  // A tensor state whose next value is a generator that is a point update of it
+  // (ir/point_update.h), its only use in the body: its changed slices are stored into the
+  // state's own buffer at the end of the step (where the swap was), so every read of the old
+  // state in the step sees it unchanged. `mode` says what loop_step did at the generator.
+  struct PointUpdatePlan {
+    const ir::Stmt* gen = nullptr;
+    ir::PointUpdate update;
+    // None: lowered as any generator (into the next buffer, swapped). InPlace: the boxes
+    // only; no next buffer. Guarded: the boxes where a run-time test of the values the pins
+    // use proves the unchanged points' work overflow-free, else as any generator.
+    enum class Mode : uint8_t { None, InPlace, Guarded };
+    Mode mode = Mode::None;
+    LocalId fast = -1;                // Guarded: the test's outcome
+    std::vector<LocalId> pins, in_box;  // per box: the pinned index, and whether it is in range
+    std::vector<Val> values;          // per box: a scalar slot, or a buffer over the free indices
+    // adds_zero (the unchanged points are s[I] + 0.0): the previous step's boxes, whose -0.0
+    // this step turns into +0.0, and whether every element must be (the first step, or after
+    // a step lowered as any generator).
+    std::vector<LocalId> prev_pins, prev_in_box;
+    LocalId all_fresh = -1;
+  };
+
   // --- loops (lower_control.cpp) ---
   void lower_loop(const ir::Stmt& s, const ir::LoopOp& op);
   // A loop's state: scalars in locals, tensors in two buffers (current, next)
   // swapped per step.
   struct LoopState {
     std::vector<Val> cur, next;
+    // The allocations of the next buffers of states that may be updated in place: emitted
+    // before the loop only if the step needs them.
+    std::vector<Body> next_allocs;
+    std::vector<size_t> next_at;  // where in the enclosing body
   };
-  LoopState loop_state(const ir::Stmt& s, const ir::LoopOp& op);
+  LoopState loop_state(const ir::Stmt& s, const ir::LoopOp& op,
+                       const std::vector<std::optional<PointUpdatePlan>>& updates);
   // A saving loop's saved states (LoopOp::saves_states): a stack per state
   // variable, of at most `allowed` rows of `numels` elements (the interpreter's
   // tensor limit over the state's elements), and the site that reports a stack
@@ -385,9 +414,19 @@ class Lowerer {
   // (while-loops).
   SavedStates saved_states(const ir::Stmt& s, const ir::LoopOp& op, const std::vector<Val>& cur,
                            const ExprP& count);
+  std::vector<std::optional<PointUpdatePlan>> find_point_updates(const ir::LoopOp& op) const;
+  // At the generator: the boxes' values computed from the old state (into plan.values), or
+  // false (nothing emitted) when the update cannot be lowered in place here.
+  bool lower_point_update(const ir::Stmt& s, const ir::GenOp& op, const Val& cur,
+                          const Val& next, PointUpdatePlan& plan);
+  // At the end of the step: the changed slices stored into the state's buffer.
+  void store_point_update(const ir::GenOp& op, const Val& cur, const Val& next,
+                          const PointUpdatePlan& plan);
+
   // One iteration: the body lowered into the next state, which then becomes the
-  // current one.
-  void loop_step(const ir::LoopOp& op, const std::vector<Val>& cur, const std::vector<Val>& next);
+  // current one (in place for the states `updates` plans).
+  void loop_step(const ir::LoopOp& op, const std::vector<Val>& cur, const std::vector<Val>& next,
+                 std::vector<std::optional<PointUpdatePlan>>& updates);
 
   // --- scatter-add (lower_accum.cpp) ---
   void lower_accum(const ir::Stmt& s, const ir::AccumOp& op);
