@@ -181,6 +181,14 @@ Value spd(int64_t n) {
   return a;
 }
 
+// A state whose pinned slices cover half of it or more gains nothing in place: two elements,
+// one changed per step, keep the two buffers (values agree either way).
+TEST(NativePointUpdate, slices_covering_half_the_state_keep_two_buffers) {
+  const std::string code = emitted_code(kCumsums, "cumsum", {awkward(2)});
+  EXPECT_NE(code.find("_next"), std::string::npos) << code;
+  EXPECT_EQ(emitted_code(kCumsums, "cumsum", {awkward(3)}).find("_next"), std::string::npos);
+}
+
 TEST(NativePointUpdate, a_column_update_agrees_to_the_bit) {
   for (int64_t n : {1, 3, 12}) {
     expect_same_bits(kChol, "chol", {spd(n)}, false);
