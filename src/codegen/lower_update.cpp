@@ -139,8 +139,8 @@ bool Lowerer::lower_point_update(const ir::Stmt& s, const ir::GenOp& op, const V
       for (size_t d = 0; d < r; ++d) {
         if (d != p.ivar) dims.push_back(cur.dims[d]);
       }
-      Val box = alloc_tensor(elem, dims, s.span, hint + "_box", interp::SizeRule::Tensor, 0,
-                             false, marks);
+      Val box = alloc_tensor(elem, dims, s.span, hint + "_box", interp::SizeRule::Tensor, 0, false,
+                             marks);
       // As the generator's own buffer would: strong zeros nobody reads need no marks.
       box.drops_marks = marks_unread(s.results[0]);
       plan.values.push_back(std::move(box));
@@ -215,7 +215,8 @@ bool Lowerer::lower_point_update(const ir::Stmt& s, const ir::GenOp& op, const V
     plan.all_fresh = declare_outer(hint + "_all_fresh", Scalar::Bool, lit_bool(true));
     for (size_t b = 0; b < u.boxes.size(); ++b) {
       plan.prev_pins.push_back(declare_outer(hint + "_prev_pin", Scalar::I64, lit_i64(0)));
-      plan.prev_in_box.push_back(declare_outer(hint + "_prev_in_box", Scalar::Bool, lit_bool(false)));
+      plan.prev_in_box.push_back(
+          declare_outer(hint + "_prev_in_box", Scalar::Bool, lit_bool(false)));
     }
   }
   if (!guarded) {

@@ -378,9 +378,9 @@ class Lowerer {
     // use proves the unchanged points' work overflow-free, else as any generator.
     enum class Mode : uint8_t { None, InPlace, Guarded };
     Mode mode = Mode::None;
-    LocalId fast = -1;                // Guarded: the test's outcome
+    LocalId fast = -1;                  // Guarded: the test's outcome
     std::vector<LocalId> pins, in_box;  // per box: the pinned index, and whether it is in range
-    std::vector<Val> values;          // per box: a scalar slot, or a buffer over the free indices
+    std::vector<Val> values;            // per box: a scalar slot, or a buffer over the free indices
     // adds_zero (the unchanged points are s[I] + 0.0): the previous step's boxes, whose -0.0
     // this step turns into +0.0, and whether every element must be (the first step, or after
     // a step lowered as any generator).
@@ -417,8 +417,8 @@ class Lowerer {
   std::vector<std::optional<PointUpdatePlan>> find_point_updates(const ir::LoopOp& op) const;
   // At the generator: the boxes' values computed from the old state (into plan.values), or
   // false (nothing emitted) when the update cannot be lowered in place here.
-  bool lower_point_update(const ir::Stmt& s, const ir::GenOp& op, const Val& cur,
-                          const Val& next, PointUpdatePlan& plan);
+  bool lower_point_update(const ir::Stmt& s, const ir::GenOp& op, const Val& cur, const Val& next,
+                          PointUpdatePlan& plan);
   // At the end of the step: the changed slices stored into the state's buffer.
   void store_point_update(const ir::GenOp& op, const Val& cur, const Val& next,
                           const PointUpdatePlan& plan);

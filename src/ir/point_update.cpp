@@ -21,7 +21,9 @@ enum class PointKind : uint8_t {
   StatePlus0,  // s at the point plus a strong zero: -0.0 becomes +0.0, the mask is s's
 };
 
-PointKind merge_kinds(PointKind a, PointKind b) { return a == b ? a : PointKind::Unknown; }
+PointKind merge_kinds(PointKind a, PointKind b) {
+  return a == b ? a : PointKind::Unknown;
+}
 
 class PointUpdateEval {
  public:
@@ -246,9 +248,8 @@ class PointUpdateEval {
         }
         return PointKind::Unknown;
       case Prim::Mul:
-        return is(0, PointKind::StrongZero) || is(1, PointKind::StrongZero)
-                   ? PointKind::StrongZero
-                   : PointKind::Unknown;
+        return is(0, PointKind::StrongZero) || is(1, PointKind::StrongZero) ? PointKind::StrongZero
+                                                                            : PointKind::Unknown;
       case Prim::Div:
       case Prim::Neg:
         return is(0, PointKind::StrongZero) ? PointKind::StrongZero : PointKind::Unknown;
@@ -305,7 +306,8 @@ class PointUpdateEval {
       if (!a) return false;
       auto b = region(i->else_branch);
       if (!b) return false;
-      for (size_t k = 0; k < a->size() && k < b->size(); ++k) (*a)[k] = merge_kinds((*a)[k], (*b)[k]);
+      for (size_t k = 0; k < a->size() && k < b->size(); ++k)
+        (*a)[k] = merge_kinds((*a)[k], (*b)[k]);
       bind_all(st, *a);
       return true;
     }

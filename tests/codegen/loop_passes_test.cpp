@@ -24,10 +24,9 @@ namespace COTANGENT_TEST_UNIT {
 TEST(LoopPasses, the_table_runs_the_schedule_passes_first_and_the_memory_plan_last) {
   std::vector<std::string> names;
   for (const LoopPass& p : loop_passes()) names.emplace_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"interchange-sums", "split-windows",
-                                             "interchange-split-sums", "long-sums",
-                                             "recompute-tables", "fuse-loops", "partition-loops",
-                                             "plan-memory"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "interchange-sums", "split-windows", "interchange-split-sums", "long-sums",
+                       "recompute-tables", "fuse-loops", "partition-loops", "plan-memory"}));
   EXPECT_TRUE(is_loop_pass_name("long-sums"));
   EXPECT_FALSE(is_loop_pass_name("fuse"));  // a Core IR pass
   EXPECT_EQ(cotangent::loop_pass_names(), names);

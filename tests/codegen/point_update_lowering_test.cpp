@@ -22,7 +22,8 @@ void bits_of(const Value& v, std::vector<uint64_t>& out) {
     for (const Value& e : v.elems()) bits_of(e, out);
     return;
   }
-  for (int64_t k = 0; k < v.numel(); ++k) out.push_back(std::bit_cast<uint64_t>(v.element_as_f64(k)));
+  for (int64_t k = 0; k < v.numel(); ++k)
+    out.push_back(std::bit_cast<uint64_t>(v.element_as_f64(k)));
 }
 
 std::vector<uint64_t> bits(const Value& v) {

@@ -1,6 +1,8 @@
 // ir::point_update: which generators of a loop's body are point updates of the loop's state
 // (docs/design.md §10, "In-place point updates of loop state"), on programs as the optimizer
 // and the AD stage leave them.
+#include "ir/point_update.h"
+
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -10,7 +12,6 @@
 
 #include "ad/ad_test_util.h"
 #include "ad/derive.h"
-#include "ir/point_update.h"
 #include "ir/printer.h"
 #include "opt/pipeline.h"
 
@@ -58,8 +59,7 @@ std::string pins(const Function& f, const PointUpdate& u) {
   std::string s;
   for (const Pin& p : u.boxes) {
     s += std::to_string(p.ivar) + "=" +
-         p.value.to_string([&](int32_t v) { return f.vars.at(static_cast<size_t>(v)).name; }) +
-         ";";
+         p.value.to_string([&](int32_t v) { return f.vars.at(static_cast<size_t>(v)).name; }) + ";";
   }
   return s;
 }
