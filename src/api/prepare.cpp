@@ -1,6 +1,7 @@
 // What a module optimizes and differentiates, and when: a function and what it needs the first
 // time a caller asks for it, not every function at load (docs/design.md §15, "Preparing on
 // demand"). A module of twenty models that runs one pays for one.
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -130,6 +131,12 @@ Prepared Module::Impl::prepare_all() const {
 // out before never change.
 Prepared Module::Impl::prepare(const std::vector<std::string>& roots) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  // A prepared function's needs were prepared with it: every later call (each evaluate) stops
+  // here, without walking its body again.
+  if (std::all_of(roots.begin(), roots.end(),
+                  [&](const std::string& r) { return prepared_.count(r) != 0; })) {
+    return current_;
+  }
   std::set<std::string> needed = needed_functions(*current_.program, roots);
   std::erase_if(needed, [&](const std::string& n) { return prepared_.count(n) != 0; });
   if (needed.empty()) return current_;
