@@ -1,8 +1,9 @@
 #!/bin/sh
 # Writes what the compiler makes of every bundled program into OUT: the optimized Core IR
 # (`print`, primal and gradient) and the standalone C++ (`emit`, primal and gradient) of every
-# function of examples/gradbench and bench/native. A refactoring that must leave behaviour
-# unchanged compares two such directories with `diff -r` (docs/design.md §4, "Walking the IR").
+# function of examples/gradbench, bench/native and bench/natural. A refactoring that must leave
+# behaviour unchanged compares two such directories with `diff -r` (docs/design.md §4, "Walking
+# the IR").
 # Sources are named relative to the checkout and the logs name OUT as `OUT`, so two checkouts and
 # two output directories compare equal. A command that
 # runs longer than TIMEOUT seconds (default 300: the nested gradients of particle.cot take a
@@ -15,8 +16,9 @@ mkdir -p "$2"
 out=$(cd "$2" && pwd)
 limit=${TIMEOUT:-300}
 cd "$(dirname "$0")/.."
-for f in examples/gradbench/*.cot bench/native/kernels.cot; do
+for f in examples/gradbench/*.cot bench/native/kernels.cot bench/natural/*.cot; do
   m=$(basename "$f" .cot)
+  case "$f" in bench/natural/*) m="natural.$m" ;; esac
   [ "$m" = "${SKIP:-}" ] && continue
   for fn in $(sed -n 's/^def \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$f"); do
     timeout "$limit" "$cot" print "$f" "$fn" >"$out/$m.$fn.print" 2>&1

@@ -68,10 +68,13 @@ void optimize(cot::ir::Program& program, const LoadOptions& options,
   cot::opt::PipelineOptions po;
   po.level = options.opt_level;
   po.dump_after = options.dump_after;
-  // A check of the optimizer's passes, for its developers (docs/design.md §8): each pass's
-  // report of whether it changed a function is compared with the function's printed form.
-  const char* check = std::getenv("COTANGENT_CHECK_CHANGE_REPORTS");
-  po.check_change_reports = check != nullptr && *check != '\0' && std::string(check) != "0";
+  // Checking mode, for the optimizer's developers (docs/design.md §8): each pass's report of
+  // whether it changed a function is compared with the function's printed form, and the
+  // postconditions that repeat a pass's search run too.
+  const char* check = std::getenv("COTANGENT_CHECK_PASSES");
+  const bool checking = check != nullptr && *check != '\0' && std::string(check) != "0";
+  po.check_change_reports = checking;
+  po.check_costly_postconditions = checking;
   if (options.dump) {
     po.dump = [&](std::string_view pass, const cot::ir::Program& p, const cot::ir::Function& f) {
       options.dump(std::string(pass), f.name, cot::ir::print_function(p, f));

@@ -42,11 +42,7 @@ void collect_sizes(const Type& t, std::vector<std::string>& out) {
 class FunctionVerifier {
  public:
   FunctionVerifier(const Program& program, const Function& f)
-      : program_(program),
-        f_(f),
-        names_(printed_names(program, f)),
-        bound_(f.vars.size(), false),
-        visible_(f.vars.size(), false) {}
+      : program_(program), f_(f), bound_(f.vars.size(), false), visible_(f.vars.size(), false) {}
 
   std::vector<VerifyError> run() {
     for (const auto& sv : f_.size_vars) {
@@ -58,7 +54,7 @@ class FunctionVerifier {
     // The result type may name the dynamic sizes of the body's top-level saving loops (such a
     // function can be evaluated but not called): their scope is checked at the end of the body.
     defer_dynamic_ = true;
-    check_type_sizes(f_.result_type, "the result type");
+    check_type_sizes(f_.result_type, {"the result type"});
     defer_dynamic_ = false;
     check_derivation();
     bool unbuilt = f_.derivation && f_.body.stmts.empty() && f_.body.results.empty();
@@ -82,7 +78,10 @@ class FunctionVerifier {
  private:
   // --- messages -------------------------------------------------------------------------
 
+  // The names are those the printer gives, computed at the first message: naming walks the whole
+  // function, and a verifier that finds nothing (every run after a pass) prints nothing.
   std::string name(VarId v) const {
+    if (names_.empty()) names_ = printed_names(program_, f_);
     if (valid(v) && !names_[static_cast<size_t>(v)].empty()) return names_[static_cast<size_t>(v)];
     return "%" + std::to_string(v);
   }
@@ -118,7 +117,7 @@ class FunctionVerifier {
     }
     bound_[i] = visible_[i] = true;
     scope_.push_back(v);
-    check_type_sizes(f_.type_of(v), "the type of " + name(v));
+    check_type_sizes(f_.type_of(v), {"the type of ", v});
   }
   // Variables bound from here on are local to a region; close_scope ends them.
   size_t open_scope() const { return scope_.size(); }
@@ -160,26 +159,37 @@ class FunctionVerifier {
 
   // --- sizes, index expressions, predicates ------------------------------------------------
 
-  void check_size(const SizeExpr& s, const std::string& what) {
-    if (s.poisoned()) error(what + " overflowed: " + s.to_string());
+  // What a size belongs to, for messages: `prefix`, then the name of `var` when there is one
+  // (named only when a message is written: naming walks the whole function).
+  struct Owner {
+    const char* prefix;
+    VarId var = -1;
+  };
+  std::string text(const Owner& o) const {
+    return o.var == -1 ? std::string(o.prefix) : o.prefix + name(o.var);
+  }
+
+  void check_size(const SizeExpr& s, const Owner& owner) {
+    if (s.poisoned()) error(text(owner) + " overflowed: " + s.to_string());
+    if (s.is_constant()) return;
     for (const auto& v : s.vars()) {
       if (!size_names_.count(v)) {
-        error(what + " mentions " + v + ", not a size variable of " + f_.name);
+        error(text(owner) + " mentions " + v + ", not a size variable of " + f_.name);
         continue;
       }
       // A dynamic size has a value only where the saving loop that binds it dominates: after
       // it in its block and in the regions nested there.
       auto d = dynamic_.find(v);
       if (d != dynamic_.end() && !defer_dynamic_ && !visible_[static_cast<size_t>(d->second)]) {
-        error(what + " mentions the dynamic size " + v + " where it is not defined (" +
+        error(text(owner) + " mentions the dynamic size " + v + " where it is not defined (" +
               (bound_[static_cast<size_t>(d->second)] ? "out of the scope of" : "before") +
               " the saving loop that binds it)");
       }
     }
   }
-  void check_type_sizes(const Type& t, const std::string& what) {
-    for (const auto& e : t.elems) check_type_sizes(e, what);
-    for (const auto& d : t.shape) check_size(d, what);
+  void check_type_sizes(const Type& t, const Owner& owner) {
+    for (const auto& e : t.elems) check_type_sizes(e, owner);
+    for (const auto& d : t.shape) check_size(d, owner);
   }
   void check_int_var(VarId v, const char* what) {
     if (!use(v)) return;
@@ -301,7 +311,7 @@ class FunctionVerifier {
   std::vector<VarId> index_vars(const std::vector<IndexVar>& ivars) {
     std::vector<VarId> vs;
     for (const auto& iv : ivars) {
-      check_size(iv.extent, "the extent of " + name(iv.var));
+      check_size(iv.extent, {"the extent of ", iv.var});
       vs.push_back(iv.var);
     }
     return vs;
@@ -535,7 +545,7 @@ class FunctionVerifier {
     std::set<std::string> done;
     for (const auto& n : names) {
       if (!dynamic_.count(n) || !done.insert(n).second) continue;
-      check_size(SizeExpr::var(n), "the result type");
+      check_size(SizeExpr::var(n), {"the result type"});
     }
   }
 
@@ -559,7 +569,7 @@ class FunctionVerifier {
   }
 
   void check(const Stmt& s, const AccumOp& a) {
-    for (const auto& d : a.shape) check_size(d, "the accum shape");
+    for (const auto& d : a.shape) check_size(d, {"the accum shape"});
     auto body = region(a.body, index_vars(a.ivars), "index variable");
     if (body.size() != a.shape.size() + 1) {
       error("the accum body yields " + std::to_string(body.size()) + " values; it must yield " +
@@ -606,7 +616,7 @@ class FunctionVerifier {
   }
 
   void check(const Stmt& s, const SizeOp& z) {
-    check_size(z.size, "the size");
+    check_size(z.size, {"the size"});
     if (one(s)) expect_result(s, 0, Type::scalar(Scalar::I64));
   }
 
@@ -673,10 +683,10 @@ class FunctionVerifier {
 
   const Program& program_;
   const Function& f_;
-  std::vector<std::string> names_;
-  std::vector<bool> bound_;    // bound anywhere so far (single assignment)
-  std::vector<bool> visible_;  // bound in an enclosing scope, earlier (scoping)
-  std::vector<VarId> scope_;   // the visible variables, innermost last
+  mutable std::vector<std::string> names_;  // printed names, at the first message
+  std::vector<bool> bound_;                 // bound anywhere so far (single assignment)
+  std::vector<bool> visible_;               // bound in an enclosing scope, earlier (scoping)
+  std::vector<VarId> scope_;                // the visible variables, innermost last
   std::set<std::string> size_names_;
   std::map<std::string, VarId> dynamic_;  // dynamic size variables by name
   bool defer_dynamic_ = false;            // dynamic sizes' scopes are checked later

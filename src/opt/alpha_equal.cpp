@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 namespace cot::opt {
 namespace {
@@ -252,21 +253,26 @@ inline size_t mix(size_t h, size_t v) {
 
 class Hasher {
  public:
-  explicit Hasher(const ir::Function& f) : f_(f) {}
+  Hasher(const ir::Function& f, const FreeHash* free) : f_(f), free_(free) {}
 
   size_t stmt(const Stmt& s) {
     size_t h = mix(s.op.index(), s.results.size());
     for (VarId r : s.results) h = mix(h, type(f_.type_of(r)));
     return std::visit([&](const auto& o) { return op(h, o); }, s.op);
   }
+  // The hash of `v`, bound by a statement of `b` (b's variables defined at the root's depth).
+  size_t result(const Block& b, VarId v) {
+    block(0, b);
+    return var(v);
+  }
 
  private:
   // Bound variables hash by (binder depth, position), variables defined in a region by their
-  // definition (memoized), free variables by id: all independent of statement order.
+  // definition (memoized), free variables by id or by free_: all independent of statement order.
   size_t var(VarId v) {
     if (auto it = bound_.find(v); it != bound_.end()) return mix(11, it->second);
     auto d = defs_.find(v);
-    if (d == defs_.end()) return std::hash<int64_t>()(v);
+    if (d == defs_.end()) return free_ != nullptr ? (*free_)(v) : free_var_hash(v);
     if (auto m = memo_.find(v); m != memo_.end()) return m->second;
     // Hash the definition at the depth of its block, wherever it is first read from.
     const size_t saved = depth_;
@@ -406,6 +412,7 @@ class Hasher {
   }
 
   const ir::Function& f_;
+  const FreeHash* free_;
   std::unordered_map<VarId, size_t> bound_;
   std::unordered_map<VarId, Def> defs_;
   std::unordered_map<VarId, size_t> memo_;
@@ -439,8 +446,43 @@ bool alpha_equal_blocks(const ir::Function& f, const ir::Block& a, const ir::Blo
   return Comparer(f).blocks(a, b);
 }
 
+size_t free_var_hash(ir::VarId v) {
+  return std::hash<int64_t>()(v);
+}
+
 size_t alpha_hash(const ir::Function& f, const ir::Stmt& s) {
-  return Hasher(f).stmt(s);
+  return Hasher(f, nullptr).stmt(s);
+}
+
+size_t alpha_hash(const ir::Function& f, const ir::Stmt& s, const FreeHash& free) {
+  return Hasher(f, &free).stmt(s);
+}
+
+std::vector<size_t> value_numbers(const ir::Function& f) {
+  std::vector<size_t> vn(f.vars.size());
+  for (size_t v = 0; v < vn.size(); ++v) vn[v] = free_var_hash(static_cast<VarId>(v));
+  const FreeHash free = [&](VarId v) {
+    return v >= 0 && static_cast<size_t>(v) < vn.size() ? vn[static_cast<size_t>(v)]
+                                                        : free_var_hash(v);
+  };
+  // In program order, so a statement's free operands are numbered before it; a statement's
+  // number is the hash a Hasher gives it as the definition of its k-th result.
+  std::function<void(const Block&)> number = [&](const Block& b) {
+    for (const Stmt& s : b.stmts) {
+      for_each_region(s, [&](const Block& r) { number(r); });
+      const size_t h = Hasher(f, &free).stmt(s);
+      for (size_t k = 0; k < s.results.size(); ++k) {
+        vn[static_cast<size_t>(s.results[k])] = mix(h, k);
+      }
+    }
+  };
+  number(f.body);
+  return vn;
+}
+
+size_t alpha_hash_of_result(const ir::Function& f, const ir::Block& b, ir::VarId v,
+                            const FreeHash& free) {
+  return Hasher(f, &free).result(b, v);
 }
 
 }  // namespace cot::opt

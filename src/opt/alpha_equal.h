@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <vector>
 
 #include "ir/ir.h"
 #include "ir/regions.h"
@@ -29,6 +31,22 @@ bool alpha_equal(const ir::Function& f, const ir::Stmt& a, const ir::Stmt& b);
 bool alpha_equal_blocks(const ir::Function& f, const ir::Block& a, const ir::Block& b);
 // A hash of a statement that alpha-equal statements share.
 size_t alpha_hash(const ir::Function& f, const ir::Stmt& s);
+// The hash alpha_hash gives a variable free in the statement: its id's.
+size_t free_var_hash(ir::VarId v);
+// The same hash, with each variable free in `s` (bound outside it) hashed by `free` instead of
+// by its id: with value numbers (region_cse_filter.cpp), statements equal once CSE has merged
+// their operands hash alike. Statements alpha-equal with the same free variables still do.
+using FreeHash = std::function<size_t(ir::VarId)>;
+size_t alpha_hash(const ir::Function& f, const ir::Stmt& s, const FreeHash& free);
+// The hash, so computed, of the variable `v` that a statement of the block `b` binds (as a
+// statement reading it would see it if `b`'s statements were in its region).
+size_t alpha_hash_of_result(const ir::Function& f, const ir::Block& b, ir::VarId v,
+                            const FreeHash& free);
+// Value numbers: for every variable of f, the hash of what computes it (the statement binding
+// it, its free operands by their own numbers), or free_var_hash for a variable no statement
+// binds (parameters, index variables, loop states). Statements CSE would merge once their
+// operands are merged have equal numbers; unequal numbers mean CSE cannot merge them.
+std::vector<size_t> value_numbers(const ir::Function& f);
 // Whether p is a primitive whose two operands may be swapped (+, *, max, min, ==, !=, &&, ||).
 bool is_commutative(Prim p);
 

@@ -36,6 +36,10 @@ struct Pass {
   PassFn run;
   PostconditionFn postcondition;
   std::string_view summary;  // one line, for --help and docs
+  // A postcondition that repeats the pass's own search (region-cse's runs it again, without the
+  // pass's memo) costs as much as the pass: it runs only in checking mode
+  // (PipelineOptions::check_costly_postconditions), which the tests turn on.
+  bool costly_postcondition = false;
 };
 
 }  // namespace cot::opt

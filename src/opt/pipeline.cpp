@@ -1,5 +1,6 @@
 #include "opt/pipeline.h"
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
@@ -71,7 +72,8 @@ const std::vector<Pass>& pipeline_passes() {
       {"transposed-cse", 2, share_transposed_generators, transposed_cse_postcondition,
        "share a generator equal to a dominating one up to the order of its indices"},
       {"region-cse", 2, share_across_regions, region_cse_postcondition,
-       "materialize a per-point value that sibling regions over the same ranges recompute"},
+       "materialize a per-point value that sibling regions over the same ranges recompute",
+       /*costly_postcondition=*/true},
       {"dce", 1, eliminate_dead_code, dce_postcondition,
        "remove statements, results and loop state nothing uses"},
   };
@@ -129,12 +131,19 @@ std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& p
   ir::Function cur = f;
   const Pass* running = nullptr;
   ChangeReportCheck check(program, options.check_change_reports);
+  // A pass is a pure function of the function it is given: one that changed nothing is not run
+  // again until another pass has changed the function (in the round that confirms the fixed
+  // point, the passes after the last change are not run again). `version` counts the changes;
+  // `unchanged_at[k]` is the version pass k last left as it was (-1: none).
+  int64_t version = 0;
+  std::vector<int64_t> unchanged_at(passes.size(), -1);
   try {
     for (int round = 0; round < options.max_rounds; ++round) {
       // The fixed point: a round in which no pass changed the function.
       bool round_changed = false;
-      for (const Pass& pass : passes) {
-        if (pass.min_level > options.level) continue;
+      for (size_t k = 0; k < passes.size(); ++k) {
+        const Pass& pass = passes[k];
+        if (pass.min_level > options.level || unchanged_at[k] == version) continue;
         running = &pass;
         check.before(cur);
         PassResult r = pass.run(program, cur);
@@ -143,13 +152,16 @@ std::variant<ir::Function, PipelineError> optimize_function(const ir::Program& p
         const bool pruned = prune_dynamic_sizes(cur);
         if (pruned) check.forget();
         round_changed = round_changed || r.changed || pruned;
+        if (r.changed || pruned) ++version;
+        if (!r.changed && !pruned) unchanged_at[k] = version;
         // The verifier checks f against the program's callees, which passes do not change.
         auto broken = ir::verify_function(program, cur);
         if (!broken.empty()) {
           return PipelineError{f.name, std::string(pass.name),
                                "the IR does not verify: " + broken.front().message};
         }
-        if (pass.postcondition != nullptr) {
+        if (pass.postcondition != nullptr &&
+            (!pass.costly_postcondition || options.check_costly_postconditions)) {
           if (auto post = pass.postcondition(program, cur)) {
             return PipelineError{f.name, std::string(pass.name),
                                  "the postcondition does not hold: " + *post};

@@ -29,10 +29,13 @@ struct PipelineOptions {
       dump;
   // Rounds of the whole pipeline; it stops earlier when no pass of a round reports a change.
   int max_rounds = 4;
-  // Checking mode, for tests (and COTANGENT_CHECK_CHANGE_REPORTS=1 in the library): the
+  // Checking mode, for tests (and COTANGENT_CHECK_PASSES=1 in the library): the
   // function is printed before and after every pass, and a pass that reported no change but
   // returned a function that prints differently is an error naming it (pass.h, PassResult).
   bool check_change_reports = false;
+  // Whether the postconditions marked costly run (pass.h); the library turns them on with
+  // COTANGENT_CHECK_PASSES=1. Those not marked always run.
+  bool check_costly_postconditions = true;
 };
 
 struct PipelineError {

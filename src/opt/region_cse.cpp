@@ -9,6 +9,7 @@
 
 #include "ir/printer.h"
 #include "ir/regions.h"
+#include "opt/alpha_equal.h"
 #include "opt/dce.h"
 #include "opt/region_cse_internal.h"
 
@@ -52,13 +53,16 @@ std::optional<ir::Function> share_one(const ir::Program& program, const ir::Func
                                       std::set<CandidateKey>* seen = nullptr) {
   std::vector<Candidate> cands;
   find_candidates(f, f.body, cands);
+  std::optional<std::vector<size_t>> numbers;  // value_numbers(f), at the first candidate
   for (const auto& c : cands) {
     if (failed != nullptr && failed->count(key_of(c))) continue;
     if (stats != nullptr) {
       ++stats->tried;
       if (seen != nullptr && seen->insert(key_of(c)).second) ++stats->distinct;
     }
-    auto g = try_share(program, f, c);
+    if (!numbers) numbers = value_numbers(f);
+    std::optional<ir::Function> g;
+    if (may_share(f, *numbers, c)) g = try_share(program, f, c);
     if (!g) g = try_share_trajectory(program, f, c);
     if (g) {
       if (which != nullptr) *which = c;

@@ -3,6 +3,8 @@
 // where each part of it is:
 //   region_cse.cpp             the driver: share one candidate at a time until none is left
 //   region_cse_candidates.cpp  which values are candidates, and where one is (`locate`)
+//   region_cse_filter.cpp      whether a later region may compute a candidate's value (a test
+//                              by value numbers before a try)
 //   region_cse_share.cpp       copies of a candidate in later regions (`probe`); sharing a value
 //   region_cse_trajectory.cpp  sharing a plain loop's trajectory with the saving loops
 #pragma once
@@ -99,6 +101,12 @@ std::optional<Probed> probe(
     ir::Function& g, const Candidate& c,
     const std::function<bool(const ir::Block& slice, const ir::Stmt& region,
                              const std::vector<ir::IndexVar>& ivars)>& accept = nullptr);
+
+// Whether a later region may compute candidate c's value again: false when no statement of a
+// region a probe would go to has the value number (`vn`, value_numbers(f)) the probe's value
+// would have there, so that try_share would fail (region_cse_filter.cpp). A test before the
+// costly try; true does not promise a share.
+bool may_share(const ir::Function& f, const std::vector<size_t>& vn, const Candidate& c);
 
 // f with candidate c shared; nullopt when no later region computes its value again.
 std::optional<ir::Function> try_share(const ir::Program& program, const ir::Function& f,

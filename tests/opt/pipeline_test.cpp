@@ -121,7 +121,8 @@ TEST(OptPipeline, rounds_stop_when_no_pass_reports_a_change) {
   PipelineOptions defaults;
   // The real passes reach their fixed point and the last round reports nothing; every report
   // holds in checking mode.
-  const int rounds = runs_of(p, pipeline_passes(), "dce", /*check=*/true);
+  // (inline runs first in a round, so it runs in every round: the function changed since.)
+  const int rounds = runs_of(p, pipeline_passes(), "inline", /*check=*/true);
   EXPECT_GE(rounds, 2);
   EXPECT_LT(rounds, defaults.max_rounds);
   // A pass that always claims a change keeps the rounds going to the bound; checking mode
@@ -131,6 +132,36 @@ TEST(OptPipeline, rounds_stop_when_no_pass_reports_a_change) {
   // A pass that changes nothing and says so: one round.
   std::vector<Pass> honest = {{"honest", 1, identity, nullptr, "changes nothing"}};
   EXPECT_EQ(runs_of(p, honest, "honest", /*check=*/true), 1);
+}
+
+// A pass is not run again on the function it left as it was: in the second round below, the
+// inliner finds nothing to inline, and the pass after it saw this function in the first round.
+TEST(OptPipeline, a_pass_that_changed_nothing_does_not_see_the_same_function_again) {
+  ir::Program p = opt_test::compile(kSource);
+  std::vector<Pass> passes = {
+      {"inline", 2, inline_functions, nullptr, "inlines"},
+      {"honest", 1, identity, nullptr, "changes nothing"},
+  };
+  EXPECT_EQ(runs_of(p, passes, "inline"), 2);
+  EXPECT_EQ(runs_of(p, passes, "honest"), 1);
+  // Before a pass that changes the function in every round, each round runs both.
+  std::vector<Pass> churn = {
+      {"claims", 1, claim_a_change, nullptr, "says it changed"},
+      {"honest", 1, identity, nullptr, "changes nothing"},
+  };
+  EXPECT_EQ(runs_of(p, churn, "honest"), PipelineOptions{}.max_rounds);
+}
+
+// A postcondition marked costly runs only when PipelineOptions asks for it (the library asks
+// with COTANGENT_CHECK_PASSES=1); the tests' default asks.
+TEST(OptPipeline, a_costly_postcondition_runs_only_when_checking) {
+  ir::Program p = opt_test::compile(kSource);
+  std::vector<Pass> passes = {{"liar", 1, identity, never, "claims a normal form", true}};
+  PipelineOptions o;
+  EXPECT_TRUE(o.check_costly_postconditions);
+  EXPECT_TRUE(std::holds_alternative<PipelineError>(optimize_function(p, *p.find("f"), o, passes)));
+  o.check_costly_postconditions = false;
+  EXPECT_TRUE(std::holds_alternative<ir::Function>(optimize_function(p, *p.find("f"), o, passes)));
 }
 
 TEST(OptPipeline, passes_above_the_level_do_not_run) {
