@@ -147,7 +147,11 @@ class CompiledFunction {
   Value zero_result() const;
   double compile_seconds() const;  // compiling (0 from the cache) and loading
   bool cache_hit() const;
-  // The generated C++ (the whole translation unit).
+  // Found in the cache by its request (the module's text, the function or derivative, the
+  // arguments' shapes) without optimizing, differentiating or generating code again.
+  bool found_by_request() const;
+  // The generated C++ (the whole translation unit); empty when it was found by request and the
+  // cache no longer holds the source.
   const std::string& source() const;
 
   struct Impl;

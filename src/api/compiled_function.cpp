@@ -127,6 +127,10 @@ bool CompiledFunction::cache_hit() const {
   return impl_->native.cache_hit();
 }
 
+bool CompiledFunction::found_by_request() const {
+  return impl_->native.found_by_request();
+}
+
 const std::string& CompiledFunction::source() const {
   return impl_->native.source();
 }

@@ -12,6 +12,7 @@
 #include "api/internal.h"
 #include "check/checker.h"
 #include "check/signature.h"
+#include "codegen/manifest.h"
 #include "codegen/native.h"
 #include "cotangent/cotangent.h"
 #include "interp/interpreter.h"
@@ -567,9 +568,66 @@ Result<CostReport> Module::derivative_cost(const std::string& fn, DerivativeKind
   });
 }
 
+namespace {
+
+// The types and shapes of a value's leaves (all the code depends on: sizes come from shapes).
+void describe_leaves(const Value& v, std::string& out) {
+  if (v.is_tuple()) {
+    out += "(";
+    for (const Value& e : v.elems()) describe_leaves(e, out);
+    out += ")";
+    return;
+  }
+  out += std::to_string(static_cast<int>(v.dtype())) + "[";
+  for (int64_t d : v.shape()) out += std::to_string(d) + ",";
+  out += "]";
+}
+
+// What decides the code of `requests` in this module, for the compile cache's lookup by request
+// (codegen/manifest.h): the text of every file the module was built from, the optimization
+// level, and each request's function, derivative and argument shapes. Empty (nothing found or
+// remembered) when a dump was asked for, which only compiling produces, or when an argument
+// is not well formed (the compile reports it).
+std::string request_text(const Module::Impl& impl, const std::vector<CompileRequest>& requests) {
+  if (impl.options.dump) return "";
+  std::string text = "opt " + std::to_string(impl.options.opt_level) + "\n";
+  for (uint32_t id = 1; id <= impl.sources->size(); ++id) {
+    const std::string& t = impl.sources->file(id).text;
+    text += "file " + std::to_string(t.size()) + "\n" + t + "\n";
+  }
+  for (const CompileRequest& r : requests) {
+    text += "fn " + r.fn + "\nderivative " +
+            (r.derivative ? std::to_string(static_cast<int>(*r.derivative)) : "none") + "\nwrt";
+    for (const std::string& w : r.wrt) text += " " + w;
+    text += "\nargs ";
+    for (const Value& a : r.example_args) {
+      if (!a.well_formed()) return "";
+      describe_leaves(a, text);
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
 Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileRequest>& requests,
                                                       const CompileOptions& options) const {
   return guarded<std::vector<CompiledFunction>>([&]() -> Result<std::vector<CompiledFunction>> {
+    const cot::codegen::NativeOptions no = native_options(options, impl_->options);
+    // Compiled before, from the same text for the same shapes: loaded without preparing,
+    // deriving or lowering anything.
+    const std::string request = request_text(*impl_, requests);
+    if (!request.empty()) {
+      if (auto found = cot::codegen::find_compiled(request, no)) {
+        std::vector<CompiledFunction> out;
+        for (auto& nf : *found) {
+          out.emplace_back(std::make_shared<const CompiledFunction::Impl>(
+              CompiledFunction::Impl{std::move(nf), no, impl_->sources}));
+        }
+        return out;
+      }
+    }
     // Derived functions live in their own copies of the program, kept until compiled.
     std::vector<std::shared_ptr<Derived>> derived;
     std::vector<Prepared> primal;
@@ -595,9 +653,12 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
       if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) return to_error(*impl_->sources, *d);
       native.push_back({p, name, std::get<std::vector<int64_t>>(std::move(sizes))});
     }
-    const cot::codegen::NativeOptions no = native_options(options, impl_->options);
     auto compiled = cot::codegen::compile_native(native, no);
     if (auto* d = std::get_if<cot::Diagnostic>(&compiled)) return to_error(*impl_->sources, *d);
+    if (!request.empty()) {
+      cot::codegen::remember_compiled(
+          request, std::get<std::vector<cot::codegen::NativeFunction>>(compiled), no);
+    }
     std::vector<CompiledFunction> out;
     for (auto& nf : std::get<std::vector<cot::codegen::NativeFunction>>(compiled)) {
       out.emplace_back(std::make_shared<const CompiledFunction::Impl>(

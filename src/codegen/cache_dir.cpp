@@ -96,11 +96,14 @@ std::string default_cache_dir() {
 }
 
 bool is_cache_temporary(const std::string& name) {
-  // <key>.tmp-<pid>-<hex>.{cpp,so}; older versions wrote <key>.<pid>-<hex>.{cpp,so,log} and
-  // version-<pid>-<hex>.txt.
+  // <key>.tmp-<pid>-<hex>.{cpp,so,json}; older versions wrote <key>.<pid>-<hex>.{cpp,so,log}
+  // and version-<pid>-<hex>.txt.
   if (name.rfind("version-", 0) == 0) return ends_with(name, ".txt");
   if (name.size() < 34 || !hex_digits(name, 0, 32) || name[32] != '.') return false;
-  if (!(ends_with(name, ".cpp") || ends_with(name, ".so") || ends_with(name, ".log"))) return false;
+  if (!(ends_with(name, ".cpp") || ends_with(name, ".so") || ends_with(name, ".log") ||
+        ends_with(name, ".json"))) {
+    return false;
+  }
   const size_t dash = name.find('-', 33);
   if (dash == std::string::npos) return false;
   const std::string pid = name.substr(33, dash - 33);
@@ -173,6 +176,25 @@ std::variant<UniqueFd, std::string> CacheDir::open_object(const std::string& nam
   std::string problem = elf_shared_object_problem(fd.get(), static_cast<uint64_t>(st.st_size));
   if (!problem.empty()) return problem;
   return fd;
+}
+
+std::optional<std::string> CacheDir::read_text(const std::string& name, size_t limit) const {
+  UniqueFd fd(openat(fd_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || static_cast<uint64_t>(st.st_size) > limit) {
+    return std::nullopt;
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    got += static_cast<size_t>(n);
+  }
+  return text;
 }
 
 std::string CacheDir::seal_object(const std::string& name) const {

@@ -48,6 +48,10 @@ class CacheDir {
   // open_object checks it. Empty, or what is wrong.
   std::string seal_object(const std::string& name) const;
 
+  // The text of `name` (at most `limit` bytes), if it may be trusted as open_object trusts an
+  // object: a regular file owned by the user, not writable by group or others. nullopt
+  // otherwise.
+  std::optional<std::string> read_text(const std::string& name, size_t limit) const;
   // Creates `name`, which must not exist, holding `text` (mode 0600).
   std::optional<CompileError> write_new(const std::string& name, const std::string& text) const;
   // Renames `from` to `to` within the directory, replacing `to` atomically.

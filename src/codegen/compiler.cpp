@@ -28,6 +28,8 @@ constexpr std::chrono::seconds kStaleTemporary{3600};
 constexpr uint64_t kFullFileSystem = 64ull << 20;
 // The compiler's output kept in an error message.
 constexpr size_t kLogLimit = 4000;
+// The largest file besides objects read from the cache (a manifest, a generated source).
+constexpr size_t kMaxEntryBytes = size_t{256} << 20;
 
 std::string default_compiler() {
   if (const char* c = std::getenv("COTANGENT_CXX"); c != nullptr && *c != 0) return c;
@@ -321,6 +323,52 @@ std::variant<CompileResult, CompileError> Compiler::compile_and_load(
                         ""};
   }
   return finish(handle);
+}
+
+std::string Compiler::key_of(const std::string& text) const {
+  return cache_key(text, compiler_, flags_, identity());
+}
+
+std::optional<CompileResult> Compiler::load_cached(const std::string& key) const {
+  if (cache_dir_.empty()) return std::nullopt;
+  const auto start = std::chrono::steady_clock::now();
+  auto opened = CacheDir::open(cache_dir_);
+  if (!std::holds_alternative<CacheDir>(opened)) return std::nullopt;
+  const CacheDir& dir = std::get<CacheDir>(opened);
+  const std::string object = key + ".so";
+  if (!std::holds_alternative<UniqueFd>(dir.open_object(object))) return std::nullopt;
+  std::string why;
+  void* handle = load(dir, object, why);
+  if (handle == nullptr) return std::nullopt;
+  CompileResult result;
+  result.key = key;
+  result.cache_hit = true;
+  result.object = std::make_shared<SharedObject>(handle, dir.display_path(object));
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::optional<std::string> Compiler::read_entry(const std::string& name) const {
+  if (cache_dir_.empty()) return std::nullopt;
+  auto opened = CacheDir::open(cache_dir_);
+  if (!std::holds_alternative<CacheDir>(opened)) return std::nullopt;
+  return std::get<CacheDir>(opened).read_text(name, kMaxEntryBytes);
+}
+
+void Compiler::write_entry(const std::string& name, const std::string& text) const {
+  if (cache_dir_.empty()) return;
+  auto opened = CacheDir::open(cache_dir_);
+  if (!std::holds_alternative<CacheDir>(opened)) return;
+  const CacheDir& dir = std::get<CacheDir>(opened);
+  // <key>.tmp-<pid>-<hex>.<ext>, which the sweep recognizes as a temporary.
+  const size_t dot = name.find('.');
+  const std::string tmp = name.substr(0, dot) + ".tmp-" + unique_suffix() +
+                          (dot == std::string::npos ? std::string() : name.substr(dot));
+  if (dir.write_new(tmp, text)) {
+    dir.remove(tmp);
+    return;
+  }
+  if (dir.rename(tmp, name)) dir.remove(tmp);
 }
 
 std::variant<CompileResult, CompileError> compile_and_load(const std::string& source,

@@ -65,6 +65,16 @@ class Compiler {
 
   // Compiles `source` (or finds it in the cache) and loads it.
   std::variant<CompileResult, CompileError> compile_and_load(const std::string& source) const;
+  // The object the cache holds under `key` (a CompileResult's), loaded; nullopt when it is
+  // absent or may not be loaded.
+  std::optional<CompileResult> load_cached(const std::string& key) const;
+  // The hash that names `text` with this compiler (its path, identity and flags), as objects
+  // are named by their source.
+  std::string key_of(const std::string& text) const;
+  // A file of the cache besides objects (manifest.h): its text, nullopt when absent or when it
+  // may not be trusted (cache_dir.h's checks); written by an atomic rename.
+  std::optional<std::string> read_entry(const std::string& name) const;
+  void write_entry(const std::string& name, const std::string& text) const;
 
   // What names the compiler's output besides the source and the flags: the compiler's
   // `-###` report for these flags (its version, and -march=native resolved to this host's

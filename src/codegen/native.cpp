@@ -331,7 +331,9 @@ std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
     nf.team_requested_ = options.threads;
     nf.team_ = team.value_or(1);
     nf.object_ = c.object;
-    nf.entry_ = reinterpret_cast<EntryPoint>(c.object->symbol("cot_fn" + std::to_string(k)));
+    nf.object_key_ = c.key;
+    nf.entry_name_ = "cot_fn" + std::to_string(k);
+    nf.entry_ = reinterpret_cast<EntryPoint>(c.object->symbol(nf.entry_name_));
     if (nf.entry_ == nullptr) {
       return internal_error(Span{}, "the compiled code has no entry point for " + names[k]);
     }

@@ -67,12 +67,16 @@ class NativeFunction {
   const std::vector<int64_t>& sizes() const { return sizes_; }
   double compile_seconds() const { return compile_seconds_; }
   bool cache_hit() const { return cache_hit_; }
+  bool found_by_request() const { return found_by_request_; }  // manifest.h
   const std::string& source() const { return source_; }
 
  private:
   friend std::variant<std::vector<NativeFunction>, Diagnostic> compile_native(
       const std::vector<struct NativeRequest>& requests, const NativeOptions& options);
+  friend struct ManifestAccess;  // manifest.cpp: writes and reads the fields below
   std::shared_ptr<SharedObject> object_;
+  std::string object_key_;  // the compile cache's name of object_
+  std::string entry_name_;  // entry_'s symbol
   EntryPoint entry_ = nullptr;
   std::string fn_name_;
   std::vector<Site> sites_;
@@ -81,6 +85,7 @@ class NativeFunction {
   std::vector<int64_t> sizes_;
   double compile_seconds_ = 0;
   bool cache_hit_ = false;
+  bool found_by_request_ = false;
   // Parallel loops run on `team_` threads (creatable_team of `team_requested_`, probed when the
   // function is compiled); a call that asks for another number probes again.
   bool parallel_ = false;
