@@ -327,8 +327,81 @@ Result<CostReport> Module::cost(const std::string& fn, const std::vector<Value>&
   });
 }
 
+namespace {
+
+// The types and shapes of a value's leaves (all the code depends on: sizes come from shapes).
+void describe_leaves(const Value& v, std::string& out) {
+  if (v.is_tuple()) {
+    out += "(";
+    for (const Value& e : v.elems()) describe_leaves(e, out);
+    out += ")";
+    return;
+  }
+  out += std::to_string(static_cast<int>(v.dtype())) + "[";
+  for (int64_t d : v.shape()) out += std::to_string(d) + ",";
+  out += "]";
+}
+
+// What decides the code of `requests` in this module, for the compile cache's lookup by request
+// (codegen/manifest.h): the text of every file the module was built from, the optimization
+// level, and each request's function, derivative and argument shapes. Empty (nothing found or
+// remembered) when a dump was asked for, which only compiling produces, or when an argument
+// is not well formed (the compile reports it).
+std::string request_text(const Module::Impl& impl, const std::vector<CompileRequest>& requests) {
+  if (impl.options.dump) return "";
+  std::string text = "opt " + std::to_string(impl.options.opt_level) + "\n";
+  for (uint32_t id = 1; id <= impl.sources->size(); ++id) {
+    const std::string& t = impl.sources->file(id).text;
+    text += "file " + std::to_string(t.size()) + "\n" + t + "\n";
+  }
+  for (const CompileRequest& r : requests) {
+    text += "fn " + r.fn + "\nderivative " +
+            (r.derivative ? std::to_string(static_cast<int>(*r.derivative)) : "none") + "\nwrt";
+    for (const std::string& w : r.wrt) text += " " + w;
+    text += "\nargs ";
+    for (const Value& a : r.example_args) {
+      if (!a.well_formed()) return "";
+      describe_leaves(a, text);
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+// `requests` compiled before, from the same text for the same shapes: loaded without
+// preparing, deriving or lowering anything; nullopt when the cache does not have them.
+std::optional<std::vector<CompiledFunction>> compiled_before(
+    const Module::Impl& impl, const std::vector<CompileRequest>& requests,
+    const cot::codegen::NativeOptions& no) {
+  const std::string request = request_text(impl, requests);
+  if (request.empty()) return std::nullopt;
+  auto found = cot::codegen::find_compiled(request, no);
+  if (!found) return std::nullopt;
+  std::vector<CompiledFunction> out;
+  for (auto& nf : *found) {
+    out.emplace_back(std::make_shared<const CompiledFunction::Impl>(
+        CompiledFunction::Impl{std::move(nf), no, impl.sources}));
+  }
+  return out;
+}
+
+CompileOptions compile_options(const EvalOptions& o) {
+  CompileOptions c;
+  c.threads = o.threads;
+  c.max_while_iterations = o.max_while_iterations;
+  return c;
+}
+
+}  // namespace
+
 Result<Value> Module::run(const std::string& fn, const std::vector<Value>& args,
                           const EvalOptions& options, CostReport* report) const {
+  if (options.backend == Backend::Native && report == nullptr) {
+    // Through the compile cache by request: a warm run prepares nothing.
+    auto compiled = compile({{fn, std::nullopt, {}, args}}, compile_options(options));
+    if (!compiled) return compiled.errors();
+    return compiled.value().front().call(args);
+  }
   const Prepared p = impl_->prepare({fn});
   const cot::ir::Function* f = p.program->find(fn);
   if (!f || f->derivation) return no_function(*p.program, fn);
@@ -524,20 +597,37 @@ Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::ve
                                             const std::vector<std::string>& wrt,
                                             const EvalOptions& options) const {
   return guarded<ValueAndGrad>([&]() -> Result<ValueAndGrad> {
+    const bool native = options.backend == Backend::Native;
+    const std::vector<CompileRequest> request = {{fn, DerivativeKind::ValueAndGrad, wrt, args}};
+    const CompileOptions co = compile_options(options);
+    std::optional<std::vector<CompiledFunction>> compiled;
+    if (native) compiled = compiled_before(*impl_, request, native_options(co, impl_->options));
     // Checked as grad, so that messages name the operator a user thinks of.
     auto checked = derive(*impl_, fn, DerivativeKind::Grad, wrt, /*build=*/false);
     if (!checked) return checked.errors();
-    auto d = derive(*impl_, fn, DerivativeKind::ValueAndGrad, wrt);
-    if (!d) return d.errors();
-    const cot::ir::Program& p = d.value().program;
-    if (auto e = check_arguments(*p.find(fn), args)) return *e;
-    auto r = execute(p, d.value().name, args, options, impl_->options, nullptr);
-    if (auto* diag = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *diag);
-    const Value& v = std::get<Value>(r);
+    Value v;
+    if (native) {
+      if (!compiled) {
+        auto c = compile(request, co);
+        if (!c) return c.errors();
+        compiled = std::move(c).value();
+      }
+      auto r = compiled->front().call(args);
+      if (!r) return r.errors();
+      v = std::move(r).value();
+    } else {
+      auto d = derive(*impl_, fn, DerivativeKind::ValueAndGrad, wrt);
+      if (!d) return d.errors();
+      const cot::ir::Program& p = d.value().program;
+      if (auto e = check_arguments(*p.find(fn), args)) return *e;
+      auto r = execute(p, d.value().name, args, options, impl_->options, nullptr);
+      if (auto* diag = std::get_if<cot::Diagnostic>(&r)) return to_error(*impl_->sources, *diag);
+      v = std::get<Value>(std::move(r));
+    }
     ValueAndGrad out;
     out.value = v.elems().at(0);
     const Value& g = v.elems().at(1);
-    const auto& names = d.value().wrt_names;
+    const auto& names = checked.value().wrt_names;
     for (size_t k = 0; k < names.size(); ++k) {
       out.grad.push_back(NamedValue{names[k], names.size() == 1 ? g : g.elems().at(k)});
     }
@@ -568,66 +658,12 @@ Result<CostReport> Module::derivative_cost(const std::string& fn, DerivativeKind
   });
 }
 
-namespace {
-
-// The types and shapes of a value's leaves (all the code depends on: sizes come from shapes).
-void describe_leaves(const Value& v, std::string& out) {
-  if (v.is_tuple()) {
-    out += "(";
-    for (const Value& e : v.elems()) describe_leaves(e, out);
-    out += ")";
-    return;
-  }
-  out += std::to_string(static_cast<int>(v.dtype())) + "[";
-  for (int64_t d : v.shape()) out += std::to_string(d) + ",";
-  out += "]";
-}
-
-// What decides the code of `requests` in this module, for the compile cache's lookup by request
-// (codegen/manifest.h): the text of every file the module was built from, the optimization
-// level, and each request's function, derivative and argument shapes. Empty (nothing found or
-// remembered) when a dump was asked for, which only compiling produces, or when an argument
-// is not well formed (the compile reports it).
-std::string request_text(const Module::Impl& impl, const std::vector<CompileRequest>& requests) {
-  if (impl.options.dump) return "";
-  std::string text = "opt " + std::to_string(impl.options.opt_level) + "\n";
-  for (uint32_t id = 1; id <= impl.sources->size(); ++id) {
-    const std::string& t = impl.sources->file(id).text;
-    text += "file " + std::to_string(t.size()) + "\n" + t + "\n";
-  }
-  for (const CompileRequest& r : requests) {
-    text += "fn " + r.fn + "\nderivative " +
-            (r.derivative ? std::to_string(static_cast<int>(*r.derivative)) : "none") + "\nwrt";
-    for (const std::string& w : r.wrt) text += " " + w;
-    text += "\nargs ";
-    for (const Value& a : r.example_args) {
-      if (!a.well_formed()) return "";
-      describe_leaves(a, text);
-    }
-    text += "\n";
-  }
-  return text;
-}
-
-}  // namespace
-
 Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileRequest>& requests,
                                                       const CompileOptions& options) const {
   return guarded<std::vector<CompiledFunction>>([&]() -> Result<std::vector<CompiledFunction>> {
     const cot::codegen::NativeOptions no = native_options(options, impl_->options);
-    // Compiled before, from the same text for the same shapes: loaded without preparing,
-    // deriving or lowering anything.
+    if (auto found = compiled_before(*impl_, requests, no)) return std::move(*found);
     const std::string request = request_text(*impl_, requests);
-    if (!request.empty()) {
-      if (auto found = cot::codegen::find_compiled(request, no)) {
-        std::vector<CompiledFunction> out;
-        for (auto& nf : *found) {
-          out.emplace_back(std::make_shared<const CompiledFunction::Impl>(
-              CompiledFunction::Impl{std::move(nf), no, impl_->sources}));
-        }
-        return out;
-      }
-    }
     // Derived functions live in their own copies of the program, kept until compiled.
     std::vector<std::shared_ptr<Derived>> derived;
     std::vector<Prepared> primal;

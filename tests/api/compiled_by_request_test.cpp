@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -171,6 +172,43 @@ TEST_F(CompiledByRequest, a_manifest_whose_object_is_gone_is_compiled_again) {
   ASSERT_EQ(again.size(), 2u);
   EXPECT_FALSE(again[0].found_by_request());
   EXPECT_EQ(run(again[1], {vec({1, 2, 3}), vec({1, 1, 1})}), (std::vector<double>{2, 4, 6}));
+}
+
+// Module::evaluate and value_and_grad on the native backend go through the same cache: a new
+// module of the same text runs from it.
+TEST_F(CompiledByRequest, evaluate_and_value_and_grad_use_it_natively) {
+  const char* before = std::getenv("COTANGENT_CACHE_DIR");
+  const std::string saved = before != nullptr ? before : "";
+  ASSERT_EQ(setenv("COTANGENT_CACHE_DIR", dir_.c_str(), 1), 0);
+  EvalOptions native;
+  native.backend = Backend::Native;
+  const Value x = vec({1, 2, 3}), w = vec({2, 0, 1});
+  for (int round = 0; round < 2; ++round) {
+    Module m = load();
+    auto v = m.evaluate("loss", {x, w}, native);
+    ASSERT_TRUE(v.ok()) << v.message();
+    EXPECT_EQ(v.value().as_f64(), 2.0 + 9.0);
+    auto vg = m.value_and_grad("loss", {x, w}, {"w"}, native);
+    ASSERT_TRUE(vg.ok()) << vg.message();
+    EXPECT_EQ(vg.value().value.as_f64(), 11.0);
+    ASSERT_EQ(vg.value().grad.size(), 1u);
+    EXPECT_EQ(vg.value().grad[0].name, "w");
+    const auto g = vg.value().grad[0].value.f64_data();
+    EXPECT_EQ(std::vector<double>(g.begin(), g.end()), (std::vector<double>{1, 4, 9}));
+    // One entry per request, written by the first round and found by the second.
+    EXPECT_EQ(manifests().size(), 2u);
+  }
+  // Errors are the interpreter's, positioned, from the cache too.
+  for (int round = 0; round < 2; ++round) {
+    auto bad = load().evaluate("pick", {vec({1, 2}), Value::i64(-1)}, native);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.errors()[0].line, 6);
+  }
+  if (before != nullptr) {
+    setenv("COTANGENT_CACHE_DIR", saved.c_str(), 1);
+  } else {
+    unsetenv("COTANGENT_CACHE_DIR");
+  }
 }
 
 }  // namespace COTANGENT_TEST_UNIT
