@@ -62,7 +62,10 @@ std::optional<ir::Function> share_one(const ir::Program& program, const ir::Func
     }
     if (!numbers) numbers = value_numbers(f);
     std::optional<ir::Function> g;
-    if (may_share(f, *numbers, c)) g = try_share(program, f, c);
+    if (may_share(f, *numbers, c)) {
+      if (stats != nullptr) ++stats->probed;
+      g = try_share(program, f, c);
+    }
     if (!g) g = try_share_trajectory(program, f, c);
     if (g) {
       if (which != nullptr) *which = c;

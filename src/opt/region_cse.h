@@ -55,11 +55,13 @@
 
 namespace cot::opt {
 
-// What a run of the pass did: how many candidates it tried (each try copies and rescans the
-// function), how many distinct ones, and how many it shared.
+// What a run of the pass did: how many candidates it tried, how many distinct ones, how many
+// of the tries passed the value-number test and probed (each copies and rescans the function),
+// and how many it shared.
 struct RegionCseStats {
   size_t tried = 0;
   size_t distinct = 0;
+  size_t probed = 0;
   size_t shared = 0;
 };
 

@@ -369,8 +369,9 @@ namespace cot {
 namespace COTANGENT_TEST_UNIT {
 
 // Eight costly values that no later region computes come before a chain of six that one does.
-// Each try copies and rescans the function, so a candidate that failed is not tried again
-// after every share, only once more at the end. (Each share adds a table whose own value is a
+// A probe copies and rescans the function, so a candidate that failed is not tried again
+// after every share, only once more at the end, and one whose value no later region computes
+// by value numbers is not probed. (Each share adds a table whose own value is a
 // candidate that fails too: 19 distinct; trying every failed one again after each share made
 // 83 tries.)
 TEST(OptRegionCse, AFailedCandidateIsNotTriedAfterEveryShare) {
@@ -387,6 +388,9 @@ TEST(OptRegionCse, AFailedCandidateIsNotTriedAfterEveryShare) {
   EXPECT_EQ(stats.shared, 6u);
   EXPECT_GE(stats.distinct, 8u + 6u);
   EXPECT_LE(stats.tried, 2 * stats.distinct + stats.shared);
+  // The eight exponentials, and the tables the shares add, fail the value-number test (no later
+  // region computes their values) without a probe: every probe shared.
+  EXPECT_EQ(stats.probed, stats.shared);
   Value z = mat(2, 8, 0.1);
   expect_same_values(p, q, "f", {vec({0.1, 0.2}), vec({1.0, 2.0}), z});
   const std::vector<Value> args = {vec({0.1, 0.2}), vec({1.0, 2.0}), z};
