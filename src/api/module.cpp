@@ -349,23 +349,37 @@ void describe_leaves(const Value& v, std::string& out) {
 // is not well formed (the compile reports it).
 std::string request_text(const Module::Impl& impl, const std::vector<CompileRequest>& requests) {
   if (impl.options.dump) return "";
-  std::string text = "opt " + std::to_string(impl.options.opt_level) + "\n";
-  for (uint32_t id = 1; id <= impl.sources->size(); ++id) {
-    const std::string& t = impl.sources->file(id).text;
-    text += "file " + std::to_string(t.size()) + "\n" + t + "\n";
-  }
+  // Every field is written with its length, so that no two requests read alike.
+  std::string text;
+  auto field = [&](const std::string& name, const std::string& value) {
+    text += name + " " + std::to_string(value.size()) + ":" + value + "\n";
+  };
+  field("opt", std::to_string(impl.options.opt_level));
+  for (uint32_t id = 1; id <= impl.sources->size(); ++id)
+    field("file", impl.sources->file(id).text);
   for (const CompileRequest& r : requests) {
-    text += "fn " + r.fn + "\nderivative " +
-            (r.derivative ? std::to_string(static_cast<int>(*r.derivative)) : "none") + "\nwrt";
-    for (const std::string& w : r.wrt) text += " " + w;
-    text += "\nargs ";
+    field("fn", r.fn);
+    field("derivative", r.derivative ? std::to_string(static_cast<int>(*r.derivative)) : "none");
+    field("wrt count", std::to_string(r.wrt.size()));
+    for (const std::string& w : r.wrt) field("wrt", w);
+    std::string args;
     for (const Value& a : r.example_args) {
       if (!a.well_formed()) return "";
-      describe_leaves(a, text);
+      describe_leaves(a, args);
+      args += ";";
     }
-    text += "\n";
+    field("args", args);
   }
   return text;
+}
+
+// The leaves of `args`, depth first, as a compiled function's inputs are.
+void arg_leaves(const Value& v, std::vector<TensorRef>& out) {
+  if (v.is_tuple()) {
+    for (const Value& e : v.elems()) arg_leaves(e, out);
+    return;
+  }
+  out.push_back({v.dtype(), v.shape(), nullptr});
 }
 
 // `requests` compiled before, from the same text for the same shapes: loaded without
@@ -376,11 +390,19 @@ std::optional<std::vector<CompiledFunction>> compiled_before(
   const std::string request = request_text(impl, requests);
   if (request.empty()) return std::nullopt;
   auto found = cot::codegen::find_compiled(request, no);
-  if (!found) return std::nullopt;
+  if (!found || found->size() != requests.size()) return std::nullopt;
   std::vector<CompiledFunction> out;
-  for (auto& nf : *found) {
+  for (size_t k = 0; k < requests.size(); ++k) {
     out.emplace_back(std::make_shared<const CompiledFunction::Impl>(
-        CompiledFunction::Impl{std::move(nf), no, impl.sources}));
+        CompiledFunction::Impl{std::move((*found)[k]), no, impl.sources}));
+    // What the entry says the function takes must be what the request gives.
+    std::vector<TensorRef> leaves;
+    for (const Value& a : requests[k].example_args) arg_leaves(a, leaves);
+    const std::vector<TensorRef>& ins = out.back().input_leaves();
+    if (ins.size() != leaves.size()) return std::nullopt;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i].dtype != leaves[i].dtype || ins[i].shape != leaves[i].shape) return std::nullopt;
+    }
   }
   return out;
 }
@@ -607,6 +629,11 @@ Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::ve
     if (!checked) return checked.errors();
     Value v;
     if (native) {
+      // Against fn, as the interpreter's path checks them (the derivative would name itself).
+      const Prepared known = impl_->snapshot();
+      const cot::ir::Function* f = known.program->find(fn);
+      if (f == nullptr) return no_function(*known.program, fn);
+      if (auto e = check_arguments(*f, args)) return *e;
       if (!compiled) {
         auto c = compile(request, co);
         if (!c) return c.errors();
@@ -692,8 +719,12 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
     auto compiled = cot::codegen::compile_native(native, no);
     if (auto* d = std::get_if<cot::Diagnostic>(&compiled)) return to_error(*impl_->sources, *d);
     if (!request.empty()) {
-      cot::codegen::remember_compiled(
-          request, std::get<std::vector<cot::codegen::NativeFunction>>(compiled), no);
+      // A cache that cannot be written costs the next call a compile, never this one.
+      try {
+        cot::codegen::remember_compiled(
+            request, std::get<std::vector<cot::codegen::NativeFunction>>(compiled), no);
+      } catch (const std::exception&) {
+      }
     }
     std::vector<CompiledFunction> out;
     for (auto& nf : std::get<std::vector<cot::codegen::NativeFunction>>(compiled)) {

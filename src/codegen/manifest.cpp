@@ -2,9 +2,12 @@
 // names the object (`<object key>.so`) and describes each function as the host needs it.
 #include "codegen/manifest.h"
 
-#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/stat.h>
 
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <nlohmann/json.hpp>
 
@@ -17,17 +20,66 @@ using nlohmann::json;
 
 namespace {
 
-// What changes with every build of this library: the file it was loaded from, its size and
-// modification time (a rebuilt library is a new file). Empty when unknown: then nothing is
-// found or remembered by request.
-std::string build_identity() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&find_compiled), &info) == 0 || info.dli_fname == nullptr) {
-    return "";
+// What identifies this build of the library: the GNU build ID the linker wrote into the object
+// that holds this code (a hash of its contents), found by walking the loaded objects for the
+// one whose segments contain this function. Without one, the object's file (the main program
+// through /proc/self/exe), its size, modification time and inode. Empty when neither is
+// known: then nothing is found or remembered by request.
+struct BuildSearch {
+  uintptr_t address = 0;
+  std::string id;    // the build ID in hex
+  std::string path;  // the object's file; empty for the main program
+  bool found = false;
+};
+
+int find_build(struct dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<BuildSearch*>(data);
+  bool contains = false;
+  for (int k = 0; k < info->dlpi_phnum && !contains; ++k) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[k];
+    const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    contains =
+        ph.p_type == PT_LOAD && search->address >= begin && search->address < begin + ph.p_memsz;
   }
+  if (!contains) return 0;
+  search->found = true;
+  search->path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  for (int k = 0; k < info->dlpi_phnum; ++k) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[k];
+    if (ph.p_type != PT_NOTE) continue;
+    const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+    const unsigned char* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const unsigned char* name = p + sizeof(ElfW(Nhdr));
+      const unsigned char* desc = name + ((note->n_namesz + 3) & ~3u);
+      const unsigned char* next = desc + ((note->n_descsz + 3) & ~3u);
+      if (next > end) break;
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0) {
+        static const char* const kHex = "0123456789abcdef";
+        for (uint32_t b = 0; b < note->n_descsz; ++b) {
+          search->id += kHex[desc[b] >> 4];
+          search->id += kHex[desc[b] & 15];
+        }
+        return 1;
+      }
+      p = next;
+    }
+  }
+  return 1;
+}
+
+std::string build_identity() {
+  BuildSearch search;
+  search.address = reinterpret_cast<uintptr_t>(&find_compiled);
+  dl_iterate_phdr(find_build, &search);
+  if (!search.found) return "";
+  if (!search.id.empty()) return "build-id " + search.id;
+  const std::string file = search.path.empty() ? "/proc/self/exe" : search.path;
   struct stat st {};
-  if (stat(info.dli_fname, &st) != 0) return "";
-  return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " +
+  if (file[0] != '/' || stat(file.c_str(), &st) != 0) return "";
+  return "file " + file + " " + std::to_string(st.st_size) + " " +
          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
          std::to_string(st.st_ino);
 }
@@ -77,6 +129,13 @@ Type structure_of(const json& j, int depth) {
   std::vector<Type> elems;
   for (const json& e : j) elems.push_back(structure_of(e, depth + 1));
   return Type::tuple(std::move(elems));
+}
+
+size_t leaf_count(const Type& t) {
+  if (!t.is_tuple) return 1;
+  size_t n = 0;
+  for (const Type& e : t.elems) n += leaf_count(e);
+  return n;
 }
 
 json site_json(const Site& s) {
@@ -138,6 +197,7 @@ struct ManifestAccess {
     for (const json& l : j.at("inputs")) f.inputs_.push_back(leaf_of(l));
     for (const json& l : j.at("outputs")) f.outputs_.push_back(leaf_of(l));
     f.result_type_ = structure_of(j.at("result"), 0);
+    if (leaf_count(f.result_type_) != f.outputs_.size()) return std::nullopt;
     for (const json& s : j.at("sites")) f.sites_.push_back(site_of(s));
     f.object_ = c.object;
     f.object_key_ = c.key;
@@ -169,6 +229,11 @@ std::optional<std::vector<NativeFunction>> find_compiled(const std::string& requ
   try {
     const json manifest = json::parse(*text);
     const std::string object_key = manifest.at("object").get<std::string>();
+    // A name the cache gives: 32 hex digits (no path).
+    if (object_key.size() != 32 ||
+        object_key.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return std::nullopt;
+    }
     const std::optional<CompileResult> object = compiler.load_cached(object_key);
     if (!object) return std::nullopt;
     // The generated source, kept beside the object (CompiledFunction::source).
@@ -200,7 +265,8 @@ void remember_compiled(const std::string& request, const std::vector<NativeFunct
   }
   const json manifest = {{"object", ManifestAccess::object_key(fns.front())},
                          {"functions", functions}};
-  compiler.write_entry(name, manifest.dump());
+  // Messages hold what the source spelled; bytes that are not UTF-8 are replaced, never thrown.
+  compiler.write_entry(name, manifest.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 }  // namespace cot::codegen

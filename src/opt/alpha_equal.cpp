@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace cot::opt {
@@ -267,10 +268,14 @@ class Hasher {
   }
 
  private:
-  // Bound variables hash by (binder depth, position), variables defined in a region by their
-  // definition (memoized), free variables by id or by free_: all independent of statement order.
+  // Bound variables hash by how many binders out their binder is (de Bruijn) and their
+  // position, variables defined in a region by their definition (memoized), free variables by
+  // id or by free_: all independent of statement order and of how deep the hashed statement
+  // sits (value numbers hash a statement alone and again inside the statements around it).
   size_t var(VarId v) {
-    if (auto it = bound_.find(v); it != bound_.end()) return mix(11, it->second);
+    if (auto it = bound_.find(v); it != bound_.end()) {
+      return mix(11, mix(depth_ - it->second.first, it->second.second));
+    }
     auto d = defs_.find(v);
     if (d == defs_.end()) return free_ != nullptr ? (*free_)(v) : free_var_hash(v);
     if (auto m = memo_.find(v); m != memo_.end()) return m->second;
@@ -282,7 +287,7 @@ class Hasher {
     memo_[v] = h;
     return h;
   }
-  void bind(VarId v, size_t position) { bound_.emplace(v, mix(depth_, position)); }
+  void bind(VarId v, size_t position) { bound_.emplace(v, std::make_pair(depth_, position)); }
   size_t atom(const Atom& a) {
     if (a.is_var) return mix(1, var(a.var));
     size_t h = mix(2, static_cast<size_t>(a.lit.type));
@@ -413,7 +418,7 @@ class Hasher {
 
   const ir::Function& f_;
   const FreeHash* free_;
-  std::unordered_map<VarId, size_t> bound_;
+  std::unordered_map<VarId, std::pair<size_t, size_t>> bound_;  // binder depth, position
   std::unordered_map<VarId, Def> defs_;
   std::unordered_map<VarId, size_t> memo_;
   std::unordered_map<VarId, size_t> def_depth_;

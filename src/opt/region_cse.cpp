@@ -44,9 +44,13 @@ CandidateKey key_of(const Candidate& c) {
   return {c.region, c.value, c.inner, c.guard};
 }
 
+// Whether a search tests candidates by value numbers before probing them (the pass does; its
+// postcondition does not, so that checking mode also checks the test).
+enum class Test { ValueNumbers, None };
+
 // The first candidate of f that can be shared (skipping those in `failed`, which gets those
 // that fail, tagged with `shares`), applied.
-std::optional<ir::Function> share_one(const ir::Program& program, const ir::Function& f,
+std::optional<ir::Function> share_one(const ir::Program& program, const ir::Function& f, Test test,
                                       Candidate* which = nullptr,
                                       FailedCandidates* failed = nullptr, size_t shares = 0,
                                       RegionCseStats* stats = nullptr,
@@ -60,9 +64,9 @@ std::optional<ir::Function> share_one(const ir::Program& program, const ir::Func
       ++stats->tried;
       if (seen != nullptr && seen->insert(key_of(c)).second) ++stats->distinct;
     }
-    if (!numbers) numbers = value_numbers(f);
+    if (!numbers && test == Test::ValueNumbers) numbers = value_numbers(f);
     std::optional<ir::Function> g;
-    if (may_share(f, *numbers, c)) {
+    if (test == Test::None || may_share(f, *numbers, c)) {
       if (stats != nullptr) ++stats->probed;
       g = try_share(program, f, c);
     }
@@ -97,13 +101,13 @@ PassResult share_across_regions(const ir::Program& program, const ir::Function& 
   const size_t max_shares = statement_count(cur.body) + 1;
   FailedCandidates failed;
   for (size_t k = 0; k < max_shares; ++k) {
-    auto next = share_one(program, cur, nullptr, &failed, k, &stats, &seen);
+    auto next = share_one(program, cur, Test::ValueNumbers, nullptr, &failed, k, &stats, &seen);
     if (!next) {
       // Those that failed before the last share are tried again on this function.
       const size_t before = failed.size();
       std::erase_if(failed, [&](const auto& entry) { return entry.second < k; });
       if (failed.size() == before) break;
-      next = share_one(program, cur, nullptr, &failed, k, &stats, &seen);
+      next = share_one(program, cur, Test::ValueNumbers, nullptr, &failed, k, &stats, &seen);
       if (!next) break;
     }
     cur = eliminate_dead_code(program, *next).function;
@@ -120,7 +124,7 @@ std::optional<std::string> region_cse_postcondition(const ir::Program& program,
   // As the pass sees it: dead statements are not work to share.
   ir::Function g = eliminate_dead_code(program, f).function;
   Candidate c;
-  if (!share_one(program, g, &c)) return std::nullopt;
+  if (!share_one(program, g, Test::None, &c)) return std::nullopt;
   auto [b, k] = find_stmt(g.body, c.value);
   return "a later region computes again the value of `" + ir::print_stmt(program, g, b->stmts[k]) +
          "`";

@@ -123,6 +123,21 @@ TEST_F(CompiledByRequest, other_shapes_or_text_compile_again) {
   EXPECT_EQ(manifests().size(), 4u);
 }
 
+// Requests are written field by field with lengths: `wrt = {"x w"}` (no such parameter) is
+// not `wrt = {"x", "w"}` compiled before (a review found the two keyed alike).
+TEST_F(CompiledByRequest, requests_that_differ_never_read_alike) {
+  std::vector<double> ones(3, 1.0);
+  auto request = [&](std::vector<std::string> wrt) {
+    return std::vector<CompileRequest>{
+        {"loss", DerivativeKind::Grad, std::move(wrt), {vec(ones), vec(ones)}}};
+  };
+  EXPECT_FALSE(load().compile(request({"x w"}), options_).ok());
+  ASSERT_EQ(compile(load(), request({"x", "w"})).size(), 1u);
+  auto again = load().compile(request({"x w"}), options_);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("x w"), std::string::npos) << again.message();
+}
+
 TEST_F(CompiledByRequest, run_time_errors_keep_their_positions_and_words) {
   const std::vector<CompileRequest> r = {{"pick", std::nullopt, {}, {vec({1, 2}), Value::i64(0)}}};
   auto first = compile(load(), r);

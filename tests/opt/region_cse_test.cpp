@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <limits>
+#include <variant>
 
 #include "opt/inline.h"
 #include "opt/opt_test_util.h"
+#include "opt/pipeline.h"
 
 namespace cot {
 namespace COTANGENT_TEST_UNIT {
@@ -395,6 +397,49 @@ TEST(OptRegionCse, AFailedCandidateIsNotTriedAfterEveryShare) {
   expect_same_values(p, q, "f", {vec({0.1, 0.2}), vec({1.0, 2.0}), z});
   const std::vector<Value> args = {vec({0.1, 0.2}), vec({1.0, 2.0}), z};
   EXPECT_EQ(run(p, "f", args).ops - run(q, "f", args).ops, 2 * 6);
+}
+
+}  // namespace COTANGENT_TEST_UNIT
+}  // namespace cot
+
+namespace cot {
+namespace COTANGENT_TEST_UNIT {
+
+// The value-number test before a probe must not reject what the probe shares. Here the later
+// region computes the candidate's chain (the integer sum `d`, then the table over k) with the
+// sum nested inside the table's body (licm cannot hoist it out of a non-affine extent), where
+// its binder is one level deeper than in the chain: bound variables hash by how many binders
+// out they are, not by their depth from the hashed statement (a review found the pass missing
+// this share). The whole pipeline runs with the costly postconditions, whose search does not
+// use the test.
+TEST(OptRegionCse, the_value_number_test_sees_a_chain_nested_one_level_deeper) {
+  auto p = compile(R"(
+def f(x: f64[n], idx: i64[n, c]) -> (f64[n], f64[n]) {
+  let A = for i. {
+    let d = sum m. idx[i, m]
+    let g = for k: c * c. exp(x[i] * f64(d)) * f64(k)
+    g[0] * g[1] + f64(d)
+  }
+  let B = for j. {
+    let g2 = for k: c * c. exp(x[j] * f64(sum m. idx[j, m])) * f64(k)
+    g2[0] * g2[1]
+  }
+  (A, B)
+}
+)");
+  opt::PipelineOptions o;
+  ASSERT_TRUE(o.check_costly_postconditions);
+  auto r = opt::optimize_function(p, *p.find("f"), o);
+  ASSERT_TRUE(std::holds_alternative<ir::Function>(r)) << std::get<opt::PipelineError>(r).message;
+  ir::Program q = p;
+  *q.find("f") = std::get<ir::Function>(std::move(r));
+  EXPECT_NE(printed(q, "f").find("shared"), std::string::npos) << printed(q, "f");
+  Value idx = Value::zeros(cotangent::DType::I64, {2, 2});
+  auto id = idx.i64_mut();
+  id[0] = 1, id[1] = 2, id[2] = 3, id[3] = 1;
+  expect_same_values(p, q, "f", {vec({0.1, 0.2}), idx});
+  // Each point's table of c * c exponentials is computed once, not twice.
+  EXPECT_LT(run(q, "f", {vec({0.1, 0.2}), idx}).ops, run(p, "f", {vec({0.1, 0.2}), idx}).ops);
 }
 
 }  // namespace COTANGENT_TEST_UNIT
