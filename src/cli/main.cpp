@@ -107,12 +107,13 @@ Options of check, run, grad, print and cost:
   --dump-after P  print each function to standard error after every run of
                   the optimizer pass P (or all): inline, let-lift, pair-elim,
                   simplify, partial-eval, gen-pushout, output-fission, fuse,
-                  iverson, loop-batch, sink, unswitch, licm, loop-normalize,
-                  if-merge, cse, transposed-cse, region-cse, dce. Or the loop
-                  IR of each function the native backend compiles (run, grad,
-                  bench, emit) after the loop-IR pass P: interchange-sums,
-                  split-windows, interchange-split-sums, long-sums,
-                  recompute-tables, fuse-loops, partition-loops, plan-memory.
+                  iverson, scatter, loop-batch, sink, unswitch, licm,
+                  loop-normalize, if-merge, cse, transposed-cse, region-cse,
+                  dce. Or the loop IR of each function the native backend
+                  compiles (run, grad, bench, emit) after the loop-IR pass P:
+                  interchange-sums, split-windows, interchange-split-sums,
+                  long-sums, recompute-tables, fuse-loops, partition-loops,
+                  plan-memory.
 
 Exit codes: 0 success, 1 an error in the program or its input, 2 wrong usage.
 )";

@@ -23,6 +23,7 @@
 #include "opt/pair_elim.h"
 #include "opt/partial_eval.h"
 #include "opt/region_cse.h"
+#include "opt/scatter.h"
 #include "opt/simplify.h"
 #include "opt/sink.h"
 #include "opt/transposed_cse.h"
@@ -57,6 +58,9 @@ const std::vector<Pass>& pipeline_passes() {
        "replace reads of a generator by its body where no work is duplicated"},
       {"iverson", 2, simplify_brackets, iverson_postcondition,
        "merge brackets, eliminate sums over equalities, tighten ranges, drop empty regions"},
+      {"scatter", 2, scatter_sums, scatter_postcondition,
+       "turn a generator's sum of one-hot terms of its index into a scatter-add (a gather in "
+       "O(k n) into an accum in O(n))"},
       {"loop-batch", 2, batch_loops, loop_batch_postcondition,
        "run a loop in a region's body once, with a state per point (vmap of a scan)"},
       {"sink", 2, sink_into_guards, sink_postcondition,

@@ -6,7 +6,8 @@
 //               that fail (i64 of NaN). Real results may be infinite or NaN, as in the
 //               interpreter (1.0 / 0.0 is inf, never an error)
 //   identities  x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1 -> x;  0 - x -> -x;  -(-x) -> x (reals);
-//               x // 1, exact x / 1 -> x (i64); f64(x: f64) -> x (same for f32, i64);
+//               x // 1, exact x / 1 -> x, 0 * x, x * 0 -> 0 (i64: exact, never overflows);
+//               f64(x: f64) -> x (same for f32, i64);
 //               select(true, a, b) -> a, select(false, a, b) -> b;
 //               b && true -> b, b && false -> false, b || false -> b, b || true -> true, !!b -> b
 //   zeros       a strong zero z (a result of a False guard, of a guard or sum whose body yields

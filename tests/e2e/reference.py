@@ -1748,6 +1748,142 @@ EXAMPLES = {
 }
 
 # ----------------------------------------------------------------------------------------------
+# segments.cot
+
+
+def members(idx, j):
+    """The points of segment j, in order (a key out of range belongs to none)."""
+    return [i for i in range(len(idx)) if idx[i] == j]
+
+
+def segment_rows(idx, x, w):
+    d = len(x[0]) if x else 0
+    return [[rsum(x[i][l] for i in members(idx, j)) for l in range(d)] for j in range(len(w))]
+
+
+def segment_cols(idx, x, w):
+    return [[rsum(x[l][i] for i in members(idx, j)) for j in range(len(w))] for l in range(len(x))]
+
+
+def weighted_hist(idx, v, w):
+    return [rsum(-((1.0 * v[i]) * w[j]) for i in members(idx, j)) for j in range(len(w))]
+
+
+def segment_means(idx, v, w):
+    out = []
+    for j in range(len(w)):
+        pts = members(idx, j)
+        if not pts and idx:
+            out.append(0.0)  # a strong zero over a strong zero (no point reached the segment)
+        else:
+            out.append(fdiv(rsum(v[i] for i in pts), rsum(1.0 for i in pts)))
+    return out
+
+
+def pairs(a, b, v, w):
+    k = len(w)
+    return [[rsum(v[i] for i in range(len(v)) if a[i] == j and b[i] == m) for m in range(k)]
+            for j in range(k)]
+
+
+def segment_gather(idx, pos, v, w):
+    return [rsum(at(v, pos[i]) for i in members(idx, j)) for j in range(len(w))]
+
+
+def nan_min(values):
+    """min j. e: NaN as soon as one value is (language.md §6, `min`); inf over no values."""
+    m = INF
+    for x in values:
+        if math.isnan(x):
+            return NAN
+        m = fmin(m, x)
+    return m
+
+
+def km_distances(points, centroids):
+    d = len(points)
+    n = len(points[0]) if points else 0
+    return [[rsum((points[l][i] - centroids[j][l]) * (points[l][i] - centroids[j][l])
+                  for l in range(d)) for j in range(len(centroids))] for i in range(n)]
+
+
+def km_cost(points, centroids):
+    return rsum(nan_min(row) for row in km_distances(points, centroids))
+
+
+def km_dir(points, centroids):
+    """The gradient of km_cost in the centroids over its Hessian's diagonal. Each point's term is
+    the squared distance to its nearest centroid (the first at the minimum; none when the
+    minimum is NaN): its gradient is 2 (c - p) at that centroid, its Hessian 2. A centroid no
+    point is nearest to has a strong zero over a strong zero, 0; with no points, 0 / 0."""
+    k = len(centroids)
+    d = len(points)
+    n = len(points[0]) if points else 0
+    nearest = []
+    for row in km_distances(points, centroids):
+        m = nan_min(row)
+        nearest.append(next((j for j in range(k) if row[j] == m), k))
+    out = []
+    for j in range(k):
+        pts = [i for i in range(n) if nearest[i] == j]
+        row = []
+        for l in range(d):
+            if not pts and n > 0:
+                row.append(0.0)
+                continue
+            g = rsum(2.0 * (centroids[j][l] - points[l][i]) for i in pts)
+            row.append(fdiv(g, rsum(2.0 for i in pts)))
+        out.append(row)
+    return out
+
+
+SEGMENTS = {
+    "segment_rows": segment_rows,
+    "segment_cols": segment_cols,
+    "weighted_hist": weighted_hist,
+    "segment_means": segment_means,
+    "pairs": pairs,
+    "segment_gather": segment_gather,
+    "km_cost": km_cost,
+    "km_dir": km_dir,
+}
+
+SEG_IDX = [0, 2, 2, 5, 1, 0, -1, 6, 100, I64_MIN, I64_MAX, 3]
+SEG_V = [1.5, -0.0, 2.0, 2.25, -4.0, 0.5, 7.0, 8.0, 9.0, 10.0, 11.0, NAN]
+SEG_W = [1.0, -2.0, 0.5, INF, NAN, 3.0]  # segment 4 is empty and weighs NaN
+SEG_X = [[1.0 + 0.5 * i, 2.0 - i, 0.25 * i * i] for i in range(12)]
+KM_POINTS = [[0.0, 0.1, 5.0, 5.2, 4.9, 9.0, 0.3],
+             [0.0, -0.2, 5.0, 4.7, 5.1, 9.5, 0.1]]
+KM_CENTROIDS = [[0.5, 0.0], [5.5, 5.5], [100.0, 100.0], [9.0, 9.0]]  # centroid 2 is nearest to none
+
+SEGMENTS_CASES = [
+    ("segment_rows", {"idx": SEG_IDX, "x": SEG_X, "w": SEG_W}),
+    ("segment_rows", {"idx": [], "x": [], "w": SEG_W}),  # n = 0 (and d = 0)
+    ("segment_rows", {"idx": [1, 1, 0], "x": [[], [], []], "w": SEG_W}),  # d = 0
+    ("segment_rows", {"idx": SEG_IDX, "x": SEG_X, "w": []}, None, None, "f64[0, 3]"),  # k = 0
+    ("segment_cols", {"idx": SEG_IDX, "x": [list(c) for c in zip(*SEG_X)], "w": SEG_W}),
+    ("segment_cols", {"idx": [], "x": [[], []], "w": SEG_W}),  # n = 0, d = 2
+    ("segment_cols", {"idx": [-3, 7], "x": [[1.0, 2.0]], "w": SEG_W}),  # every key out of range
+    ("weighted_hist", {"idx": SEG_IDX, "v": SEG_V, "w": SEG_W}),
+    ("weighted_hist", {"idx": [], "v": [], "w": SEG_W}),
+    ("weighted_hist", {"idx": SEG_IDX, "v": SEG_V, "w": []}),
+    ("segment_means", {"idx": SEG_IDX, "v": SEG_V, "w": SEG_W}),
+    ("segment_means", {"idx": [0, 0, 2, 2, 2, 0], "v": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "w": SEG_W}),
+    ("segment_means", {"idx": [], "v": [], "w": SEG_W}),  # 0 / 0 everywhere
+    ("segment_means", {"idx": [9, -9], "v": [1.0, 2.0], "w": SEG_W}),  # no segment reached
+    ("pairs", {"a": SEG_IDX, "b": [1, 0, 0, 5, 1, 2, 0, 1, 1, 1, 1, 3], "v": SEG_V, "w": SEG_W}),
+    ("pairs", {"a": [], "b": [], "v": [], "w": SEG_W}),
+    ("segment_gather", {"idx": [0, 7, 1], "pos": [2, 9, 0], "v": [1.0, 2.0, 3.0], "w": [1.0, 2.0]}),
+    ("segment_gather", {"idx": [0, 1, 1], "pos": [2, 9, 0], "v": [1.0, 2.0, 3.0], "w": [1.0, 2.0]},
+     ["index 9", "[3]"]),
+    ("km_cost", {"points": KM_POINTS, "centroids": KM_CENTROIDS}),
+    ("km_cost", {"points": KM_POINTS, "centroids": [[0.5, 0.0], [5.5, NAN], [9.0, 9.0]]}),
+    ("km_dir", {"points": KM_POINTS, "centroids": KM_CENTROIDS}),
+    ("km_dir", {"points": KM_POINTS, "centroids": [[0.5, 0.0], [5.5, NAN], [9.0, 9.0]]}),
+    ("km_dir", {"points": [[], []], "centroids": KM_CENTROIDS}),  # no points: 0 / 0
+]
+
+# ----------------------------------------------------------------------------------------------
 # The table of programs: name -> (reference functions, cases). A case is
 # (fn, input[, error substrings[, tol[, type override]]]).
 
@@ -1778,6 +1914,7 @@ ALL = {
     "spec_first_look": (SPEC_FIRST_LOOK, SPEC_FIRST_LOOK_CASES),
     "guards": (GUARDS, GUARDS_CASES),
     "names": (NAMES, NAMES_CASES),
+    "segments": (SEGMENTS, SEGMENTS_CASES),
 }
 
 # ----------------------------------------------------------------------------------------------

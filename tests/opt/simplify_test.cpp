@@ -241,5 +241,30 @@ def reg(x: f64[n]) -> f64[n] {
   }
 }
 
+// 0 * x on i64 is 0 whatever x: exact, it cannot overflow (x is already computed). Reverse mode
+// writes an index as `0 * k + j`, which then reads as j (opt/scatter.h matches it).
+TEST(OptSimplify, integer_zero_times_x_is_zero) {
+  ir::Program p = compile(R"(
+def zk(k: i64, x: f64[n]) -> (i64, i64, f64[n]) {
+  (0 * k, k * 0 + k, for j: n. { let t = 0 * k + j
+                                 x[t] })
+}
+)");
+  ir::Program q = simplify(p, "zk");
+  const std::string out = printed(q, "zk");
+  EXPECT_FALSE(contains(out, "0 * k")) << out;
+  EXPECT_FALSE(contains(out, "k * 0")) << out;
+  EXPECT_TRUE(contains(out, "x[j]")) << out;  // the read became affine again
+  for (int64_t k : {int64_t{0}, int64_t{-3}, std::numeric_limits<int64_t>::max(),
+                    std::numeric_limits<int64_t>::min()}) {
+    auto a = run(p, "zk", {Value::i64(k), opt_test::curve(4)});
+    auto b = run(q, "zk", {Value::i64(k), opt_test::curve(4)});
+    ASSERT_TRUE(a.ok) << a.error;
+    ASSERT_TRUE(b.ok) << b.error;
+    EXPECT_EQ(a.values, b.values);  // bit-exact: integers and copies of x
+    EXPECT_EQ(b.values[0], 0.0);
+  }
+}
+
 }  // namespace COTANGENT_TEST_UNIT
 }  // namespace cot
