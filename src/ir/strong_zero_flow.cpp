@@ -17,10 +17,13 @@ namespace {
 
 class Flow {
  public:
-  explicit Flow(const Function& f) : f_(f) {
+  Flow(const Function& f, bool results_seen) : f_(f) {
     out_.whole.assign(f.vars.size(), 0);
     out_.elems.assign(f.vars.size(), 0);
     out_.read.assign(f.vars.size(), 0);
+    if (results_seen) {
+      for (const Atom& r : f.body.results) set_read(r, true);
+    }
   }
 
   StrongZeroFlow run() {
@@ -208,8 +211,8 @@ class Flow {
 
 }  // namespace
 
-StrongZeroFlow strong_zero_flow(const Function& f) {
-  return Flow(f).run();
+StrongZeroFlow strong_zero_flow(const Function& f, bool results_seen) {
+  return Flow(f, results_seen).run();
 }
 
 }  // namespace cot::ir

@@ -36,6 +36,9 @@ struct StrongZeroFlow {
   }
 };
 
-StrongZeroFlow strong_zero_flow(const Function& f);
+// With `results_seen`, the function's results count as read: a caller that inlines the
+// function may see their masks (docs/language.md §5.6: a call keeps its result's strong zeros),
+// as only the native entry point's caller does not.
+StrongZeroFlow strong_zero_flow(const Function& f, bool results_seen = false);
 
 }  // namespace cot::ir

@@ -138,6 +138,7 @@ class Planner {
 
   std::optional<Plan> find(const ir::Scope& outer) {
     if (binds_dynamic_) return std::nullopt;
+    outer_ = &outer;
     ir::Scope scope = outer;
     ir::RegionFrame fr;
     fr.kind = ir::RegionFrame::Kind::Index;
@@ -323,7 +324,20 @@ class Planner {
     const ir::IndexVar& pinned = gen_.ivars[plan.pinned];
     // The cost rule: a literal pinned extent below 4 gains too little.
     if (auto c = pinned.extent.as_constant(); c && *c < 4) return false;
-    if (extent_may_fail(pinned.extent)) return false;
+    // The scatter-adds take the generator's extents as their shape: each must be proved not to
+    // fail and not negative, or X's own error (its message, its position) would change. And
+    // they compute the key at every point of I where X, at K = 0 or |L| = 0, computed nothing:
+    // they run under [K >= 1 && |L| >= 1] where the facts do not prove it (a review found an
+    // empty generator's scatter failing on a key X never computed).
+    const ir::IndexFacts& at_x = outer_->facts();  // where X stands, outside its ranges
+    for (const auto& iv : gen_.ivars) {
+      if (extent_may_fail(iv.extent)) return false;
+      auto e = size_affine(f_, iv.extent);
+      if (!e || !at_x.proves(*e)) return false;
+      auto e1 = Affine::add(*e, Affine::constant(-1));
+      if (!e1) return false;
+      if (!at_x.proves(*e1)) plan.wrap.push_back(Pred::ge0(*e1));
+    }
     bool ok = true;
     // The key: computed at the top of the sum's body from the summed variables and what is
     // bound outside X (never from j, L or X's body).
@@ -415,6 +429,7 @@ class Planner {
 
   const ir::Function& f_;
   const ir::GenOp& gen_;
+  const ir::Scope* outer_ = nullptr;  // the scope at X (find's)
   std::unordered_set<VarId> xbound_;  // G and everything X's body binds
   std::unordered_map<VarId, const Stmt*> def_of_;
   bool binds_dynamic_ = false;
@@ -655,7 +670,10 @@ PassResult scatter_sums(const ir::Program&, const ir::Function& f) {
     const ir::Function& cur = g ? *g : f;
     ir::Scope scope(cur);
     if (!find_candidate(cur, cur.body, scope)) break;
-    const ir::StrongZeroFlow flow = ir::strong_zero_flow(cur);
+    // The function's results count as seen: a caller inlines this function after optimizing
+    // it, and may see the strong zeros of what it returns (a review found segment means built
+    // from a helper's sums giving NaN for empty segments).
+    const ir::StrongZeroFlow flow = ir::strong_zero_flow(cur, /*results_seen=*/true);
     if (!g) g = f;
     Walker(*g, flow).run();
   }

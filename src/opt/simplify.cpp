@@ -296,8 +296,9 @@ class Simplifier {
         if (is_real(elem) && is_strong(a[1])) return gone("x times a strong zero is left", a[1]);
         if (is_lit_num(a[1], 1)) return gone("x * 1 is left", a[0]);
         if (is_lit_num(a[0], 1)) return gone("1 * x is left", a[1]);
-        // Exact on i64: 0 * x is 0 and cannot overflow, and x is an atom already computed
-        // (licm's `0 * k + j` of a reverse-mode index, which scatter reads as j).
+        // Exact on i64: 0 * x is 0 and cannot overflow (licm's `0 * k + j` of a reverse-mode
+        // index, which scatter reads as j). x's statement may then be dead and go, with an
+        // error only it would raise: optimization may remove those (docs/language.md §9).
         if (elem == Scalar::I64 && (is_lit_num(a[0], 0) || is_lit_num(a[1], 0)))
           return gone("0 * x is left (i64)", ir::Atom::i64(0));
         break;

@@ -1837,7 +1837,31 @@ def km_dir(points, centroids):
     return out
 
 
+def last_column_key(tab, v):
+    k = len(tab[0]) if tab else 0
+    return [rsum(v[i] for i in range(len(v)) if tab[i][k - 1] == j) for j in range(k)]
+
+
+def segment_total(idx, v, w):
+    return [rsum(v[i] for i in members(idx, j)) for j in range(len(w))]
+
+
+def segment_count(idx, v, w):
+    return [rsum(1.0 for i in members(idx, j)) for j in range(len(w))]
+
+
+def fewer_segments(idx, v, w):
+    if len(w) < 5:
+        raise RefError("the extent k - 5 of index j is negative")
+    return [rsum(v[i] for i in members(idx, j)) for j in range(len(w) - 5)]
+
+
 SEGMENTS = {
+    "segment_total": segment_total,
+    "segment_count": segment_count,
+    "fewer_segments": fewer_segments,
+    "means_of_helpers": segment_means,
+    "last_column_key": last_column_key,
     "segment_rows": segment_rows,
     "segment_cols": segment_cols,
     "weighted_hist": weighted_hist,
@@ -1881,6 +1905,16 @@ SEGMENTS_CASES = [
     ("km_dir", {"points": KM_POINTS, "centroids": KM_CENTROIDS}),
     ("km_dir", {"points": KM_POINTS, "centroids": [[0.5, 0.0], [5.5, NAN], [9.0, 9.0]]}),
     ("km_dir", {"points": [[], []], "centroids": KM_CENTROIDS}),  # no points: 0 / 0
+    ("means_of_helpers", {"idx": [0, 0, 2, 2, 2, 0], "v": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                          "w": SEG_W}),
+    ("means_of_helpers", {"idx": SEG_IDX, "v": SEG_V, "w": SEG_W}),
+    ("last_column_key", {"tab": [[], []], "v": [1.0, 2.0]}, None, None, "f64[0]"),  # k = 0
+    ("last_column_key", {"tab": [[0, 2, 1], [5, 5, 1], [9, 9, 0]], "v": [1.0, 2.0, 3.0]}),
+    ("segment_total", {"idx": SEG_IDX, "v": SEG_V, "w": SEG_W}),
+    ("segment_count", {"idx": SEG_IDX, "v": SEG_V, "w": SEG_W}),
+    ("fewer_segments", {"idx": [0, 1, 2, 6], "v": [1.0, 2.0, 3.0, 4.0], "w": [1.0] * 7}),
+    ("fewer_segments", {"idx": [0, 1, 2], "v": [1.0, 2.0, 3.0], "w": [1.0, INF]},
+     ["k - 5", "negative"]),
 ]
 
 # ----------------------------------------------------------------------------------------------
