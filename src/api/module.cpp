@@ -385,9 +385,8 @@ void arg_leaves(const Value& v, std::vector<TensorRef>& out) {
 // `requests` compiled before, from the same text for the same shapes: loaded without
 // preparing, deriving or lowering anything; nullopt when the cache does not have them.
 std::optional<std::vector<CompiledFunction>> compiled_before(
-    const Module::Impl& impl, const std::vector<CompileRequest>& requests,
-    const cot::codegen::NativeOptions& no) {
-  const std::string request = request_text(impl, requests);
+    const Module::Impl& impl, const std::string& request,
+    const std::vector<CompileRequest>& requests, const cot::codegen::NativeOptions& no) {
   if (request.empty()) return std::nullopt;
   auto found = cot::codegen::find_compiled(request, no);
   if (!found || found->size() != requests.size()) return std::nullopt;
@@ -403,6 +402,55 @@ std::optional<std::vector<CompiledFunction>> compiled_before(
     for (size_t i = 0; i < ins.size(); ++i) {
       if (ins[i].dtype != leaves[i].dtype || ins[i].shape != leaves[i].shape) return std::nullopt;
     }
+  }
+  return out;
+}
+
+// `requests` prepared, derived, lowered and compiled, and remembered under `request` (their
+// request_text; empty: not remembered).
+Result<std::vector<CompiledFunction>> compile_afresh(const Module::Impl& impl,
+                                                     const std::string& request,
+                                                     const std::vector<CompileRequest>& requests,
+                                                     const cot::codegen::NativeOptions& no) {
+  // Derived functions live in their own copies of the program, kept until compiled.
+  std::vector<std::shared_ptr<Derived>> derived;
+  std::vector<Prepared> primal;
+  std::vector<cot::codegen::NativeRequest> native;
+  for (const CompileRequest& r : requests) {
+    const cot::ir::Program* p = nullptr;
+    std::string name = r.fn;
+    if (r.derivative) {
+      auto d = derive(impl, r.fn, *r.derivative, r.wrt);
+      if (!d) return d.errors();
+      derived.push_back(std::make_shared<Derived>(std::move(d).value()));
+      p = &derived.back()->program;
+      name = derived.back()->name;
+    } else {
+      primal.push_back(impl.prepare({name}));
+      p = primal.back().program.get();
+      const cot::ir::Function* f = p->find(name);
+      if (!f || f->derivation) return no_function(*p, name);
+      if (auto e = broken_error(primal.back().broken, name)) return *e;
+    }
+    if (auto e = check_arguments(*p->find(name), r.example_args)) return *e;
+    auto sizes = cot::interp::bind_sizes(*p, name, r.example_args);
+    if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) return to_error(*impl.sources, *d);
+    native.push_back({p, name, std::get<std::vector<int64_t>>(std::move(sizes))});
+  }
+  auto compiled = cot::codegen::compile_native(native, no);
+  if (auto* d = std::get_if<cot::Diagnostic>(&compiled)) return to_error(*impl.sources, *d);
+  if (!request.empty()) {
+    // A cache that cannot be written costs the next call a compile, never this one.
+    try {
+      cot::codegen::remember_compiled(
+          request, std::get<std::vector<cot::codegen::NativeFunction>>(compiled), no);
+    } catch (const std::exception&) {
+    }
+  }
+  std::vector<CompiledFunction> out;
+  for (auto& nf : std::get<std::vector<cot::codegen::NativeFunction>>(compiled)) {
+    out.emplace_back(std::make_shared<const CompiledFunction::Impl>(
+        CompiledFunction::Impl{std::move(nf), no, impl.sources}));
   }
   return out;
 }
@@ -620,10 +668,14 @@ Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::ve
                                             const EvalOptions& options) const {
   return guarded<ValueAndGrad>([&]() -> Result<ValueAndGrad> {
     const bool native = options.backend == Backend::Native;
-    const std::vector<CompileRequest> request = {{fn, DerivativeKind::ValueAndGrad, wrt, args}};
-    const CompileOptions co = compile_options(options);
+    const std::vector<CompileRequest> requests = {{fn, DerivativeKind::ValueAndGrad, wrt, args}};
+    const cot::codegen::NativeOptions no = native_options(compile_options(options), impl_->options);
+    std::string request;
     std::optional<std::vector<CompiledFunction>> compiled;
-    if (native) compiled = compiled_before(*impl_, request, native_options(co, impl_->options));
+    if (native) {
+      request = request_text(*impl_, requests);
+      compiled = compiled_before(*impl_, request, requests, no);
+    }
     // Checked as grad, so that messages name the operator a user thinks of.
     auto checked = derive(*impl_, fn, DerivativeKind::Grad, wrt, /*build=*/false);
     if (!checked) return checked.errors();
@@ -635,7 +687,7 @@ Result<ValueAndGrad> Module::value_and_grad(const std::string& fn, const std::ve
       if (f == nullptr) return no_function(*known.program, fn);
       if (auto e = check_arguments(*f, args)) return *e;
       if (!compiled) {
-        auto c = compile(request, co);
+        auto c = compile_afresh(*impl_, request, requests, no);
         if (!c) return c.errors();
         compiled = std::move(c).value();
       }
@@ -689,49 +741,9 @@ Result<std::vector<CompiledFunction>> Module::compile(const std::vector<CompileR
                                                       const CompileOptions& options) const {
   return guarded<std::vector<CompiledFunction>>([&]() -> Result<std::vector<CompiledFunction>> {
     const cot::codegen::NativeOptions no = native_options(options, impl_->options);
-    if (auto found = compiled_before(*impl_, requests, no)) return std::move(*found);
     const std::string request = request_text(*impl_, requests);
-    // Derived functions live in their own copies of the program, kept until compiled.
-    std::vector<std::shared_ptr<Derived>> derived;
-    std::vector<Prepared> primal;
-    std::vector<cot::codegen::NativeRequest> native;
-    for (const CompileRequest& r : requests) {
-      const cot::ir::Program* p = nullptr;
-      std::string name = r.fn;
-      if (r.derivative) {
-        auto d = derive(*impl_, r.fn, *r.derivative, r.wrt);
-        if (!d) return d.errors();
-        derived.push_back(std::make_shared<Derived>(std::move(d).value()));
-        p = &derived.back()->program;
-        name = derived.back()->name;
-      } else {
-        primal.push_back(impl_->prepare({name}));
-        p = primal.back().program.get();
-        const cot::ir::Function* f = p->find(name);
-        if (!f || f->derivation) return no_function(*p, name);
-        if (auto e = broken_error(primal.back().broken, name)) return *e;
-      }
-      if (auto e = check_arguments(*p->find(name), r.example_args)) return *e;
-      auto sizes = cot::interp::bind_sizes(*p, name, r.example_args);
-      if (auto* d = std::get_if<cot::Diagnostic>(&sizes)) return to_error(*impl_->sources, *d);
-      native.push_back({p, name, std::get<std::vector<int64_t>>(std::move(sizes))});
-    }
-    auto compiled = cot::codegen::compile_native(native, no);
-    if (auto* d = std::get_if<cot::Diagnostic>(&compiled)) return to_error(*impl_->sources, *d);
-    if (!request.empty()) {
-      // A cache that cannot be written costs the next call a compile, never this one.
-      try {
-        cot::codegen::remember_compiled(
-            request, std::get<std::vector<cot::codegen::NativeFunction>>(compiled), no);
-      } catch (const std::exception&) {
-      }
-    }
-    std::vector<CompiledFunction> out;
-    for (auto& nf : std::get<std::vector<cot::codegen::NativeFunction>>(compiled)) {
-      out.emplace_back(std::make_shared<const CompiledFunction::Impl>(
-          CompiledFunction::Impl{std::move(nf), no, impl_->sources}));
-    }
-    return out;
+    if (auto found = compiled_before(*impl_, request, requests, no)) return std::move(*found);
+    return compile_afresh(*impl_, request, requests, no);
   });
 }
 
